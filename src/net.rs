@@ -1,0 +1,629 @@
+//! Address parsing and printing with Go `net` semantics.
+//!
+//! Kube-OVN's webhook parses with Go's `net.ParseIP`, `net.ParseCIDR` and
+//! `net.ParseMAC` and prints with `net.IP.String()`. The messages we must
+//! reproduce byte for byte depend on those exact rules (leading zeros, zones,
+//! IPv4-mapped IPv6, RFC 5952 printing), so they are ported here rather than
+//! borrowed from `std`, whose parser and printer differ at the edges.
+//!
+//! Everything else in the policy works on the values returned here.
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// An address as Go's `netip.ParseAddr` reads it: 16 bytes, and whether it
+/// was written as dotted-quad IPv4 (`Is4`), which decides a CIDR's bit length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RawAddr {
+    bytes: [u8; 16],
+    written_as_v4: bool,
+}
+
+impl RawAddr {
+    /// Go's `IP.To4() != nil`: IPv4, or IPv4-mapped IPv6.
+    fn canonical(&self) -> IpAddr {
+        let v6 = Ipv6Addr::from(self.bytes);
+        match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        }
+    }
+}
+
+/// Go's `net.ParseIP`: `Some` for a valid IPv4 or IPv6 address without a zone.
+///
+/// IPv4-mapped IPv6 (`::ffff:1.2.3.4`) comes back as IPv4, as Go's `To4()`
+/// treats it everywhere.
+///
+/// ```
+/// use kube_ovn_policy::net::parse_ip;
+/// assert!(parse_ip("10.16.0.15").is_some());
+/// assert!(parse_ip("10.244.000.0").is_none());
+/// assert_eq!(parse_ip("::ffff:10.0.0.1"), parse_ip("10.0.0.1"));
+/// ```
+pub fn parse_ip(s: &str) -> Option<IpAddr> {
+    parse_raw(s).map(|raw| raw.canonical())
+}
+
+/// What Go's `net.ParseCIDR` returns: the address as written, and its network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoCidr {
+    /// The address before the `/`, host bits kept (`10.1.1.32` of `10.1.1.32/24`).
+    pub ip: IpAddr,
+    /// The masked network, in the family Go's `IPNet.Contains` compares in.
+    pub net: IpNet,
+}
+
+/// Go's `net.ParseCIDR`: the prefix may have leading zeros, must be within
+/// the address length (32 for dotted IPv4, 128 otherwise); host bits are allowed.
+///
+/// ```
+/// use kube_ovn_policy::net::parse_cidr;
+/// let c = parse_cidr("10.1.1.32/24").unwrap();
+/// assert_eq!(c.net.to_string(), "10.1.1.0/24");
+/// assert!(parse_cidr("10.0.0.0/33").is_none());
+/// ```
+pub fn parse_cidr(s: &str) -> Option<GoCidr> {
+    let (addr, mask) = s.split_once('/')?;
+    let raw = parse_raw(addr)?;
+    let prefix = go_dtoi(mask)?;
+    let bits = if raw.written_as_v4 { 32 } else { 128 };
+    if prefix > bits {
+        return None;
+    }
+    let ip = raw.canonical();
+    let net = match ip {
+        IpAddr::V4(v4) if raw.written_as_v4 => IpNet::V4(Ipv4Net::new(v4, prefix as u8).ok()?),
+        // An IPv4-mapped address with a 128-bit mask: Go compares it as IPv4
+        // when the mask keeps the ::ffff: prefix, and as IPv6 otherwise.
+        IpAddr::V4(v4) if prefix >= 96 => IpNet::V4(Ipv4Net::new(v4, (prefix - 96) as u8).ok()?),
+        _ => IpNet::V6(Ipv6Net::new(Ipv6Addr::from(raw.bytes), prefix as u8).ok()?),
+    }
+    .trunc();
+    Some(GoCidr { ip, net })
+}
+
+/// Go's `dtoi` as `ParseCIDR` uses it: decimal digits only, at least one.
+fn go_dtoi(s: &str) -> Option<u32> {
+    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Go's `net.IP.String()`: dotted quad for IPv4 (and mapped IPv6), RFC 5952
+/// for IPv6 (lower case, the longest run of two or more zero groups
+/// compressed, the first one on a tie).
+///
+/// ```
+/// use kube_ovn_policy::net::{format_ip, parse_ip};
+/// assert_eq!(format_ip(&parse_ip("fd00:10:16:0:0::20").unwrap()), "fd00:10:16::20");
+/// assert_eq!(format_ip(&parse_ip("2001:DB8:0:1:0:0:0:1").unwrap()), "2001:db8:0:1::1");
+/// ```
+pub fn format_ip(ip: &IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return v4.to_string();
+            }
+            format_v6(v6)
+        }
+    }
+}
+
+fn format_v6(v6: &Ipv6Addr) -> String {
+    let groups = v6.segments();
+    // Longest run of zero groups (length >= 2), first on a tie.
+    let (mut best_start, mut best_len) = (usize::MAX, 0usize);
+    let mut i = 0;
+    while i < 8 {
+        if groups[i] == 0 {
+            let start = i;
+            while i < 8 && groups[i] == 0 {
+                i += 1;
+            }
+            if i - start > best_len {
+                best_start = start;
+                best_len = i - start;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    if best_len < 2 {
+        best_start = usize::MAX;
+    }
+    let mut out = String::with_capacity(39);
+    let mut i = 0;
+    while i < 8 {
+        if i == best_start {
+            out.push_str("::");
+            i += best_len;
+            continue;
+        }
+        if i > 0 && !out.ends_with(':') {
+            out.push(':');
+        }
+        let _ = write!(out, "{:x}", groups[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Go's `netip.ParseAddr` without zones (which `net.ParseIP` refuses).
+fn parse_raw(s: &str) -> Option<RawAddr> {
+    for b in s.bytes() {
+        match b {
+            b'.' => {
+                let v4 = parse_v4_fields(s.as_bytes())?;
+                return Some(RawAddr {
+                    bytes: Ipv4Addr::from(v4).to_ipv6_mapped().octets(),
+                    written_as_v4: true,
+                });
+            }
+            b':' => return parse_v6(s.as_bytes()),
+            b'%' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Go's `parseIPv4Fields`: four decimal fields, no leading zeros, each <= 255.
+fn parse_v4_fields(s: &[u8]) -> Option<[u8; 4]> {
+    let mut fields = [0u8; 4];
+    let (mut val, mut pos, mut digits) = (0u32, 0usize, 0usize);
+    for (i, &c) in s.iter().enumerate() {
+        if c.is_ascii_digit() {
+            if digits == 1 && val == 0 {
+                return None; // leading zero
+            }
+            val = val * 10 + u32::from(c - b'0');
+            digits += 1;
+            if val > 255 {
+                return None;
+            }
+        } else if c == b'.' {
+            if i == 0 || i == s.len() - 1 || s[i - 1] == b'.' || pos == 3 {
+                return None;
+            }
+            fields[pos] = val as u8;
+            pos += 1;
+            val = 0;
+            digits = 0;
+        } else {
+            return None;
+        }
+    }
+    if pos < 3 {
+        return None;
+    }
+    fields[3] = val as u8;
+    Some(fields)
+}
+
+/// Go's `parseIPv6` (zones refused).
+fn parse_v6(input: &[u8]) -> Option<RawAddr> {
+    if input.contains(&b'%') {
+        return None;
+    }
+    let mut ip = [0u8; 16];
+    let mut ellipsis: Option<usize> = None;
+    let mut s = input;
+    if s.len() >= 2 && s[0] == b':' && s[1] == b':' {
+        ellipsis = Some(0);
+        s = &s[2..];
+        if s.is_empty() {
+            return Some(RawAddr {
+                bytes: ip,
+                written_as_v4: false,
+            });
+        }
+    }
+    let mut i = 0usize;
+    while i < 16 {
+        let mut off = 0usize;
+        let mut acc = 0u32;
+        while off < s.len() {
+            let digit = match s[off] {
+                c @ b'0'..=b'9' => c - b'0',
+                c @ b'a'..=b'f' => c - b'a' + 10,
+                c @ b'A'..=b'F' => c - b'A' + 10,
+                _ => break,
+            };
+            acc = (acc << 4) + u32::from(digit);
+            if off > 3 || acc > 0xffff {
+                return None;
+            }
+            off += 1;
+        }
+        if off == 0 {
+            return None;
+        }
+        if off < s.len() && s[off] == b'.' {
+            // Trailing embedded IPv4: must fill the last 32 bits.
+            if (ellipsis.is_none() && i != 12) || i + 4 > 16 {
+                return None;
+            }
+            let v4 = parse_v4_fields(s)?;
+            ip[i..i + 4].copy_from_slice(&v4);
+            s = &[];
+            i += 4;
+            break;
+        }
+        ip[i] = (acc >> 8) as u8;
+        ip[i + 1] = acc as u8;
+        i += 2;
+        s = &s[off..];
+        if s.is_empty() {
+            break;
+        }
+        if s[0] != b':' || s.len() == 1 {
+            return None;
+        }
+        s = &s[1..];
+        if s[0] == b':' {
+            if ellipsis.is_some() {
+                return None;
+            }
+            ellipsis = Some(i);
+            s = &s[1..];
+            if s.is_empty() {
+                break;
+            }
+        }
+    }
+    if !s.is_empty() {
+        return None;
+    }
+    if i < 16 {
+        let e = ellipsis?;
+        let n = 16 - i;
+        for j in (e..i).rev() {
+            ip[j + n] = ip[j];
+        }
+        ip[e..e + n].fill(0);
+    } else if ellipsis.is_some() {
+        return None; // "::" must stand for at least one group
+    }
+    Some(RawAddr {
+        bytes: ip,
+        written_as_v4: false,
+    })
+}
+
+/// An address family as Kube-OVN's `util.CheckProtocol` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// `IPv4`
+    V4,
+    /// `IPv6`
+    V6,
+    /// `Dual`: one IPv4 and one IPv6 part.
+    Dual,
+}
+
+/// Kube-OVN's `util.CheckProtocol`: the family of `a`, `a/n` or `a,b`;
+/// `None` for anything it calls `""` (empty, unparsable, 3+ parts).
+pub fn check_protocol(address: &str) -> Option<Protocol> {
+    if address.is_empty() {
+        return None;
+    }
+    let parts: Vec<&str> = address.split(',').collect();
+    if parts.len() == 2 {
+        let first = parse_ip(before_slash(parts[0]));
+        let second = parse_ip(before_slash(parts[1]));
+        return match (first, second) {
+            (Some(IpAddr::V4(_)), Some(IpAddr::V6(_)))
+            | (Some(IpAddr::V6(_)), Some(IpAddr::V4(_))) => Some(Protocol::Dual),
+            _ => None,
+        };
+    }
+    parse_ip(before_slash(address)).map(|ip| family(&ip))
+}
+
+fn before_slash(s: &str) -> &str {
+    s.split('/').next().unwrap_or(s)
+}
+
+/// The family of a parsed address.
+pub fn family(ip: &IpAddr) -> Protocol {
+    match ip {
+        IpAddr::V4(_) => Protocol::V4,
+        IpAddr::V6(_) => Protocol::V6,
+    }
+}
+
+/// Kube-OVN's `util.CheckCidrs`: every comma part parses as a CIDR.
+pub fn check_cidrs(cidrs: &str) -> bool {
+    cidrs.split(',').all(|c| parse_cidr(c).is_some())
+}
+
+/// Kube-OVN's `util.CIDRContainIP(cidrs, ips)`, with its quirks: with a single
+/// CIDR every ip must be of its family; otherwise ips of a family the CIDRs
+/// lack are ignored.
+pub fn cidr_contain_ip(cidrs: &str, ips: &str) -> bool {
+    if cidrs.is_empty() {
+        return false;
+    }
+    let cidr_list: Vec<&str> = cidrs.split(',').collect();
+    if cidr_list.len() == 1
+        && ips
+            .split(',')
+            .any(|ip| check_protocol(cidrs) != check_protocol(ip))
+    {
+        return false;
+    }
+    for cidr in cidr_list {
+        let Some(parsed) = parse_cidr(cidr) else {
+            return false;
+        };
+        let cidr_protocol = check_protocol(cidr);
+        for ip in ips.split(',') {
+            if cidr_protocol != check_protocol(ip) {
+                continue;
+            }
+            match parse_ip(ip) {
+                Some(addr) if parsed.net.contains(&addr) => {}
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Go's `net.ParseMAC`: 6-, 8- or 20-byte addresses as `xx:xx:…`,
+/// `xx-xx-…` or `xxxx.xxxx.…`, hex digits of either case.
+pub fn is_valid_mac(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 14 {
+        return false;
+    }
+    let hex2 = |x: &[u8]| x.len() >= 2 && x[0].is_ascii_hexdigit() && x[1].is_ascii_hexdigit();
+    if b[2] == b':' || b[2] == b'-' {
+        if (b.len() + 1) % 3 != 0 {
+            return false;
+        }
+        let n = (b.len() + 1) / 3;
+        if n != 6 && n != 8 && n != 20 {
+            return false;
+        }
+        (0..n).all(|i| {
+            let x = &b[i * 3..];
+            hex2(x) && (x.len() == 2 || x[2] == b[2])
+        })
+    } else if b[4] == b'.' {
+        if (b.len() + 1) % 5 != 0 {
+            return false;
+        }
+        let n = 2 * (b.len() + 1) / 5;
+        if n != 6 && n != 8 && n != 20 {
+            return false;
+        }
+        (0..n / 2).all(|i| {
+            let x = &b[i * 5..];
+            hex2(x) && hex2(&x[2..]) && (x.len() == 4 || x[4] == b'.')
+        })
+    } else {
+        false
+    }
+}
+
+/// Go's `strconv.Atoi`: an optional sign and decimal digits fitting an int64.
+pub fn atoi(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.strip_prefix('+').unwrap_or(s).parse().ok()
+}
+
+/// Go's `%q` (`strconv.Quote`) for the names and values echoed in messages.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c == ' ' || (!c.is_control() && !c.is_whitespace() && c != '\u{feff}') => {
+                out.push(c)
+            }
+            c if (c as u32) < 0x10000 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_ip_follows_go() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("10.16.0.15", Some("10.16.0.15")),
+            ("0.0.0.0", Some("0.0.0.0")),
+            ("255.255.255.255", Some("255.255.255.255")),
+            ("10.244.000.0", None),
+            ("01.2.3.4", None),
+            ("1.2.3.256", None),
+            ("1.2.3", None),
+            ("1.2.3.4.5", None),
+            ("1..2.3", None),
+            (".1.2.3", None),
+            ("1.2.3.", None),
+            (" 10.0.0.1", None),
+            ("10.0.0.1 ", None),
+            ("10.0.0.1\n", None),
+            ("", None),
+            ("abc", None),
+            ("::", Some("::")),
+            ("::1", Some("::1")),
+            ("fd00:10:16:0:0::20", Some("fd00:10:16::20")),
+            ("FD00:10:16::5", Some("fd00:10:16::5")),
+            ("fd00::1%eth0", None),
+            ("fd00::1%", None),
+            ("%eth0", None),
+            ("::ffff:10.0.0.1", Some("10.0.0.1")),
+            ("::ffff:010.0.0.1", None),
+            ("::10.0.0.1", Some("::a00:1")),
+            ("1:2:3:4:5:6:1.2.3.4", Some("1:2:3:4:5:6:102:304")),
+            ("1:2:3:4:5:1.2.3.4", None),
+            ("1:2:3:4:5:6:7:1.2.3.4", None),
+            ("1:2:3:4:5:6:7:8", Some("1:2:3:4:5:6:7:8")),
+            ("1:2:3:4:5:6:7:8:9", None),
+            ("1:2:3:4:5:6:7::", Some("1:2:3:4:5:6:7:0")),
+            ("1:2:3:4::5:6:7:8", None),
+            ("1::2::3", None),
+            ("12345::", None),
+            ("00001::", None),
+            ("0001::", Some("1::")),
+            (":1::", None),
+            ("1:", None),
+            ("1::g", None),
+            ("2001:250:207::eff2::2", None),
+            ("2001:db8:0:1:0:0:0:1", Some("2001:db8:0:1::1")),
+            ("2001:0:0:1:0:0:0:1", Some("2001:0:0:1::1")),
+            ("1:0:1:0:1:0:1:0", Some("1:0:1:0:1:0:1:0")),
+            ("0:0:1:0:0:0:1:0", Some("0:0:1::1:0")),
+        ];
+        for (input, want) in cases {
+            let got = parse_ip(input).map(|ip| format_ip(&ip));
+            assert_eq!(got.as_deref(), *want, "parse_ip({input:?})");
+        }
+    }
+
+    #[test]
+    fn parse_cidr_follows_go() {
+        let cases: &[(&str, Option<(&str, &str)>)] = &[
+            ("10.1.1.32/24", Some(("10.1.1.32", "10.1.1.0/24"))),
+            ("10.0.0.0/024", Some(("10.0.0.0", "10.0.0.0/24"))),
+            ("10.0.0.0/33", None),
+            ("10.0.0.0/", None),
+            ("10.0.0.0/+8", None),
+            ("10.0.0.0/8/9", None),
+            ("10.0.0.0", None),
+            ("10.244.000.0/16", None),
+            (
+                "fd00:10:244:0:2::/80",
+                Some(("fd00:10:244:0:2::", "fd00:10:244:0:2::/80")),
+            ),
+            ("fd00::/129", None),
+            ("::ffff:10.1.2.3/104", Some(("10.1.2.3", "10.0.0.0/8"))),
+            ("::ffff:10.1.2.3/33", Some(("10.1.2.3", "::/33"))),
+            ("192.168.1.0/invalid", None),
+        ];
+        for (input, want) in cases {
+            let got = parse_cidr(input).map(|c| (format_ip(&c.ip), c.net.to_string()));
+            let want = want.map(|(a, b)| (a.to_string(), b.to_string()));
+            assert_eq!(got, want, "parse_cidr({input:?})");
+        }
+    }
+
+    #[test]
+    fn check_protocol_follows_kube_ovn() {
+        let cases: &[(&str, Option<Protocol>)] = &[
+            ("", None),
+            ("10.0.0.1", Some(Protocol::V4)),
+            ("10.0.0.0/24", Some(Protocol::V4)),
+            ("fd00::1", Some(Protocol::V6)),
+            ("10.0.0.1,fd00::1", Some(Protocol::Dual)),
+            ("fd00::/64,10.0.0.0/8", Some(Protocol::Dual)),
+            ("10.0.0.1,10.0.0.2", None),
+            ("10.0.0.1,fd00::1,fd00::2", None),
+            ("::ffff:1.2.3.4", Some(Protocol::V4)),
+            ("x", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(check_protocol(input), *want, "check_protocol({input:?})");
+        }
+    }
+
+    #[test]
+    fn cidr_contain_ip_follows_kube_ovn() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("", "10.0.0.1", false),
+            ("10.16.0.0/16", "10.16.0.15", true),
+            ("10.16.0.0/16", "10.17.0.15", false),
+            ("10.16.0.0/16", "fd00::1", false),
+            ("10.16.0.0/16", "10.16.0.15/24", false),
+            ("10.16.0/16", "10.16.0.15", false),
+            ("10.16.0.0/16,fd00::/64", "fd00::1", true),
+            ("10.16.0.0/16,fd00::/64", "10.16.0.1,fd00::1", true),
+            ("10.16.0.0/16,fd00::/64", "10.17.0.1", false),
+            ("10.16.0.0/16,fd00::/64", "junk", true),
+        ];
+        for (cidr, ip, want) in cases {
+            assert_eq!(
+                cidr_contain_ip(cidr, ip),
+                *want,
+                "cidr_contain_ip({cidr:?}, {ip:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn mac_follows_go() {
+        let cases: &[(&str, bool)] = &[
+            ("00:00:00:54:17:2A", true),
+            ("00-00-00-54-17-2a", true),
+            ("0000.5417.2a2b", true),
+            ("00:00:00:54:17:2A:00:01", true),
+            ("00:00:54:17:2A", false),
+            ("00:00:00:54:17-2A", false),
+            ("00:00:00:54:17:2G", false),
+            ("0000.5417.2a2b.", false),
+            ("", false),
+            ("00:00:00:54:17:2A:", false),
+        ];
+        for (input, want) in cases {
+            assert_eq!(is_valid_mac(input), *want, "is_valid_mac({input:?})");
+        }
+    }
+
+    #[test]
+    fn atoi_follows_go() {
+        let cases: &[(&str, Option<i64>)] = &[
+            ("3", Some(3)),
+            ("+3", Some(3)),
+            ("-1", Some(-1)),
+            ("-0", Some(0)),
+            ("a3", None),
+            ("10m", None),
+            ("", None),
+            ("+", None),
+            ("1_000", None),
+            (" 1", None),
+            ("9223372036854775807", Some(i64::MAX)),
+            ("9223372036854775808", None),
+            ("-9223372036854775808", Some(i64::MIN)),
+        ];
+        for (input, want) in cases {
+            assert_eq!(atoi(input), *want, "atoi({input:?})");
+        }
+    }
+
+    #[test]
+    fn quote_follows_go() {
+        assert_eq!(go_quote("pool-a"), "\"pool-a\"");
+        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+        assert_eq!(go_quote("a\nb\u{1}"), "\"a\\nb\\u0001\"");
+        assert_eq!(go_quote("é"), "\"é\"");
+    }
+}

@@ -1,0 +1,232 @@
+//! Who an address belongs to: the name upstream compares with an IP CR's
+//! `spec.podName`, and (I3) the workload whose pods may hold pool addresses.
+
+use std::fmt;
+
+/// A workload kind whose pods Kube-OVN gives static addresses from its template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// apps/v1 Deployment: pods `<name>-<pod-template-hash>-<5 chars>`.
+    Deployment,
+    /// apps/v1 StatefulSet: pods `<name>-<ordinal>`.
+    StatefulSet,
+    /// apps/v1 DaemonSet: pods `<name>-<5 chars>`.
+    DaemonSet,
+    /// batch/v1 Job: pods `<name>-<5 chars>`.
+    Job,
+    /// batch/v1 CronJob: pods `<name>-<scheduled minute>-<5 chars>`.
+    CronJob,
+}
+
+impl WorkloadKind {
+    /// The kind for an admission request's `kind.kind`, if it is a workload.
+    pub fn from_kind(kind: &str) -> Option<Self> {
+        match kind {
+            "Deployment" => Some(Self::Deployment),
+            "StatefulSet" => Some(Self::StatefulSet),
+            "DaemonSet" => Some(Self::DaemonSet),
+            "Job" => Some(Self::Job),
+            "CronJob" => Some(Self::CronJob),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A named workload in the request's namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Its kind, which decides how its pods are named.
+    pub kind: WorkloadKind,
+    /// `metadata.name`
+    pub name: String,
+}
+
+impl Workload {
+    /// Whether `pod_name` is a name this workload's controller gives its pods.
+    pub fn generates(&self, pod_name: &str) -> bool {
+        let Some(rest) = pod_name
+            .strip_prefix(self.name.as_str())
+            .and_then(|r| r.strip_prefix('-'))
+        else {
+            return false;
+        };
+        match self.kind {
+            WorkloadKind::StatefulSet => is_digits(rest),
+            WorkloadKind::DaemonSet | WorkloadKind::Job => is_random_suffix(rest),
+            WorkloadKind::Deployment => rest
+                .rsplit_once('-')
+                .is_some_and(|(hash, suffix)| is_template_hash(hash) && is_random_suffix(suffix)),
+            WorkloadKind::CronJob => rest
+                .rsplit_once('-')
+                .is_some_and(|(minute, suffix)| is_digits(minute) && is_random_suffix(suffix)),
+        }
+    }
+}
+
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The 5 characters `generateName` appends.
+fn is_random_suffix(s: &str) -> bool {
+    s.len() == 5
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// A `pod-template-hash`: a short run of lower-case alphanumerics.
+fn is_template_hash(s: &str) -> bool {
+    (1..=10).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+}
+
+/// An object's `metadata.ownerReferences` entry, the fields read.
+#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct OwnerReference {
+    /// `apiVersion`
+    #[serde(default, deserialize_with = "crate::resources::null_default")]
+    pub api_version: String,
+    /// `kind`
+    #[serde(default, deserialize_with = "crate::resources::null_default")]
+    pub kind: String,
+    /// `name`
+    #[serde(default, deserialize_with = "crate::resources::null_default")]
+    pub name: String,
+    /// `controller`
+    #[serde(default, deserialize_with = "crate::resources::null_default")]
+    pub controller: bool,
+}
+
+/// The name upstream compares with `spec.podName`: the pod's own, or, for a
+/// KubeVirt launcher pod, the VM's (first `kubevirt.io/*`
+/// VirtualMachineInstance owner).
+pub fn pod_owner_name<'a>(pod_name: &'a str, owners: &'a [OwnerReference]) -> &'a str {
+    owners
+        .iter()
+        .find(|o| o.kind == "VirtualMachineInstance" && o.api_version.starts_with("kubevirt.io/"))
+        .map_or(pod_name, |o| o.name.as_str())
+}
+
+/// The workload that controls a pod, from its controller ownerReference. A
+/// ReplicaSet `<deployment>-<hash>` stands for its Deployment, so pods of
+/// every revision of the Deployment count as siblings.
+pub fn pod_workload(owners: &[OwnerReference]) -> Option<Workload> {
+    let owner = owners.iter().find(|o| o.controller)?;
+    let group = owner.api_version.split('/').next().unwrap_or_default();
+    let (kind, name) = match (group, owner.kind.as_str()) {
+        ("apps", "ReplicaSet") => {
+            let deployment = owner
+                .name
+                .rsplit_once('-')
+                .map_or(owner.name.as_str(), |(d, _)| d);
+            (WorkloadKind::Deployment, deployment)
+        }
+        ("apps", "StatefulSet") => (WorkloadKind::StatefulSet, owner.name.as_str()),
+        ("apps", "DaemonSet") => (WorkloadKind::DaemonSet, owner.name.as_str()),
+        ("batch", "Job") => (WorkloadKind::Job, owner.name.as_str()),
+        _ => return None,
+    };
+    Some(Workload {
+        kind,
+        name: name.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_pod_names() {
+        use WorkloadKind::*;
+        let cases: &[(WorkloadKind, &str, &str, bool)] = &[
+            (StatefulSet, "web", "web-0", true),
+            (StatefulSet, "web", "web-12", true),
+            (StatefulSet, "web", "web-x", false),
+            (StatefulSet, "web", "web-", false),
+            (StatefulSet, "web", "webx-0", false),
+            (StatefulSet, "web", "web-0-1", false),
+            (DaemonSet, "agent", "agent-x7k2p", true),
+            (DaemonSet, "agent", "agent-extra-0", false),
+            (Job, "migrate", "migrate-h7x2k", true),
+            (Job, "migrate", "migrate-h7x2", false),
+            (Deployment, "web", "web-7d4b9c8f5-x2x7q", true),
+            (Deployment, "web", "web-x2x7q", false),
+            (Deployment, "web", "web-api-7d4b9c8f5-x2x7q", false),
+            (Deployment, "web", "web-7D4b9c8f5-x2x7q", false),
+            (CronJob, "backup", "backup-29001234-abcde", true),
+            (CronJob, "backup", "backup-x-abcde", false),
+            (CronJob, "backup", "backup-abcde", false),
+        ];
+        for (kind, name, pod, want) in cases {
+            let w = Workload {
+                kind: *kind,
+                name: name.to_string(),
+            };
+            assert_eq!(w.generates(pod), *want, "{kind} {name} generates {pod}");
+        }
+    }
+
+    fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            controller,
+        }
+    }
+
+    #[test]
+    fn pod_owners() {
+        let vmi = [owner(
+            "kubevirt.io/v1",
+            "VirtualMachineInstance",
+            "vm-a",
+            true,
+        )];
+        assert_eq!(pod_owner_name("virt-launcher-vm-a-abcde", &vmi), "vm-a");
+        let wrong_group = [owner(
+            "example.com/v1",
+            "VirtualMachineInstance",
+            "vm-a",
+            true,
+        )];
+        assert_eq!(
+            pod_owner_name("virt-launcher-vm-a-abcde", &wrong_group),
+            "virt-launcher-vm-a-abcde"
+        );
+        assert_eq!(pod_workload(&vmi), None);
+
+        let rs = [owner("apps/v1", "ReplicaSet", "web-7d4b9c8f5", true)];
+        assert_eq!(
+            pod_workload(&rs),
+            Some(Workload {
+                kind: WorkloadKind::Deployment,
+                name: "web".into()
+            })
+        );
+        let sts = [
+            owner("apps/v1", "StatefulSet", "db", false),
+            owner("apps/v1", "StatefulSet", "db", true),
+        ];
+        assert_eq!(
+            pod_workload(&sts),
+            Some(Workload {
+                kind: WorkloadKind::StatefulSet,
+                name: "db".into()
+            })
+        );
+        assert_eq!(
+            pod_workload(&[owner("apps/v1", "StatefulSet", "db", false)]),
+            None
+        );
+    }
+}

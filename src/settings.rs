@@ -1,0 +1,148 @@
+//! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
+
+use crate::cluster::is_dns1123_subdomain;
+use crate::net::{Protocol, check_protocol};
+use serde::Deserialize;
+
+/// The default for `defaultVpc`: Kube-OVN's default VPC.
+pub const DEFAULT_VPC: &str = "ovn-cluster";
+
+/// The policy's settings. Unknown keys are refused, so a misspelt setting is
+/// an error rather than silently ignored.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settings {
+    /// I8: the VPC a Subnet with an empty `spec.vpc` belongs to.
+    pub default_vpc: Option<String>,
+    /// I9: the apiserver Service ClusterIP(s), `ip` or `v4,v6`; looked up
+    /// from Service `default/kubernetes` when unset.
+    #[serde(rename = "kubernetesServiceIP")]
+    pub kubernetes_service_ip: Option<String>,
+}
+
+impl Settings {
+    /// `defaultVpc`, or `ovn-cluster`.
+    pub fn default_vpc(&self) -> &str {
+        self.default_vpc.as_deref().unwrap_or(DEFAULT_VPC)
+    }
+
+    /// Checks every value; the message names the setting at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(vpc) = &self.default_vpc {
+            if !is_dns1123_subdomain(vpc) {
+                return Err(format!(
+                    "defaultVpc: {vpc:?} is not a valid Vpc name (lower-case alphanumerics, '-' and '.', at most 253 characters)"
+                ));
+            }
+        }
+        if let Some(ip) = &self.kubernetes_service_ip {
+            let valid = !ip.contains('/')
+                && matches!(
+                    check_protocol(ip),
+                    Some(Protocol::V4 | Protocol::V6 | Protocol::Dual)
+                )
+                && !ip.contains(' ');
+            if !valid {
+                return Err(format!(
+                    "kubernetesServiceIP: {ip:?} is not an IP address or a dual-stack pair \"<ipv4>,<ipv6>\""
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes and checks a settings document.
+    pub fn from_json(payload: &[u8]) -> Result<Self, String> {
+        // The policy-server sends `null` or nothing when no settings are given.
+        let first = payload.iter().find(|b| !b.is_ascii_whitespace());
+        let settings: Settings = if first.is_none() {
+            Settings::default()
+        } else if first != Some(&b'{') && first != Some(&b'n') {
+            return Err("settings are not valid: expected an object of settings".to_string());
+        } else {
+            serde_json::from_slice::<Option<Settings>>(payload)
+                .map_err(|e| format!("settings are not valid: {e}"))?
+                .unwrap_or_default()
+        };
+        settings.validate()?;
+        Ok(settings)
+    }
+}
+
+impl kubewarden_policy_sdk::settings::Validatable for Settings {
+    fn validate(&self) -> Result<(), String> {
+        Settings::validate(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_table() {
+        let cases: &[(&str, Result<(), &str>)] = &[
+            ("{}", Ok(())),
+            ("null", Ok(())),
+            (r#"{"defaultVpc":"vpc-a"}"#, Ok(())),
+            (r#"{"kubernetesServiceIP":"10.96.0.1"}"#, Ok(())),
+            (
+                r#"{"kubernetesServiceIP":"10.96.0.1,fd00:10:96::1"}"#,
+                Ok(()),
+            ),
+            (r#"{"kubernetesServiceIP":"fd00:10:96::1"}"#, Ok(())),
+            (
+                r#"{"defaultVpc":"Not_A_Name"}"#,
+                Err("defaultVpc: \"Not_A_Name\" is not a valid Vpc name"),
+            ),
+            (
+                r#"{"defaultVpc":""}"#,
+                Err("defaultVpc: \"\" is not a valid Vpc name"),
+            ),
+            (
+                r#"{"defaultVpc":7}"#,
+                Err("settings are not valid: invalid type: integer `7`, expected a string"),
+            ),
+            (
+                r#"{"kubernetesServiceIP":"10.96.0.300"}"#,
+                Err("kubernetesServiceIP: \"10.96.0.300\" is not an IP address"),
+            ),
+            (
+                r#"{"kubernetesServiceIP":"10.96.0.0/12"}"#,
+                Err("kubernetesServiceIP: \"10.96.0.0/12\" is not an IP address"),
+            ),
+            (
+                r#"{"kubernetesServiceIP":"10.96.0.1,10.96.0.2"}"#,
+                Err("kubernetesServiceIP: \"10.96.0.1,10.96.0.2\" is not"),
+            ),
+            (
+                r#"{"kubernetesServiceIP":"10.96.0.1, fd00::1"}"#,
+                Err("kubernetesServiceIP: \"10.96.0.1, fd00::1\" is not"),
+            ),
+            (
+                r#"{"defaultVPC":"x"}"#,
+                Err(
+                    "settings are not valid: unknown field `defaultVPC`, expected `defaultVpc` or `kubernetesServiceIP`",
+                ),
+            ),
+            (
+                "[1]",
+                Err("settings are not valid: expected an object of settings"),
+            ),
+            (
+                "\"x\"",
+                Err("settings are not valid: expected an object of settings"),
+            ),
+        ];
+        for (json, want) in cases {
+            match (Settings::from_json(json.as_bytes()), want) {
+                (Ok(_), Ok(())) => {}
+                (Err(got), Err(prefix)) => assert!(
+                    got.starts_with(prefix),
+                    "{json}: got {got:?}, want {prefix:?}…"
+                ),
+                (got, want) => panic!("{json}: got {got:?}, want {want:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,522 @@
+use super::*;
+use crate::cluster::FakeCluster;
+use crate::owner::WorkloadKind;
+use crate::resources::{IpSpec, Meta, Namespace, SubnetSpec};
+
+fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
+    Ip {
+        metadata: Meta {
+            name: name.into(),
+            ..Meta::default()
+        },
+        spec: IpSpec {
+            pod_name: pod.into(),
+            namespace: namespace.into(),
+            subnet: subnet.into(),
+            ip_address: address.into(),
+            ..IpSpec::default()
+        },
+    }
+}
+
+fn subnet(name: &str, cidr: &str, gateway: &str) -> Subnet {
+    Subnet {
+        metadata: Meta {
+            name: name.into(),
+            ..Meta::default()
+        },
+        spec: SubnetSpec {
+            cidr_block: cidr.into(),
+            gateway: gateway.into(),
+            ..SubnetSpec::default()
+        },
+    }
+}
+
+fn cluster(ips: Vec<Ip>) -> FakeCluster {
+    let mut default = subnet(
+        "ovn-default",
+        "10.16.0.0/16,fd00:10:16::/112",
+        "10.16.0.1,fd00:10:16::1",
+    );
+    default.spec.default = true;
+    FakeCluster {
+        ips,
+        subnets: vec![
+            default,
+            subnet("subnet-a", "10.70.0.0/24", "10.70.0.1"),
+            subnet("p2p", "10.80.0.0/31", ""),
+        ],
+        namespaces: vec![Namespace::default()],
+        ippools: vec!["pool-a".into()],
+        fail: None,
+    }
+}
+
+fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn pod(pairs: &[(&str, &str)], cluster: &FakeCluster) -> Result<(), Denial> {
+    pod_of(pairs, None, cluster)
+}
+
+fn pod_of(
+    pairs: &[(&str, &str)],
+    controller: Option<Workload>,
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    let request = Request {
+        annotations: &annotations,
+        namespace: "default",
+        owner_name: "app-1",
+        subject: Subject::Pod { controller },
+    };
+    validate(&request, cluster)
+}
+
+fn workload(
+    kind: WorkloadKind,
+    name: &str,
+    pairs: &[(&str, &str)],
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    let w = Workload {
+        kind,
+        name: name.into(),
+    };
+    let request = Request {
+        annotations: &annotations,
+        namespace: "default",
+        owner_name: name,
+        subject: Subject::Workload(w),
+    };
+    validate(&request, cluster)
+}
+
+fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
+    Err(Denial::forbidden(format!(
+        "annotation static-ip {address} is conflict with ip crd {cr}, ip {stored}"
+    )))
+}
+
+#[test]
+fn pod_conflicts() {
+    let held = || {
+        vec![ip(
+            "other.default",
+            "ovn-default",
+            "10.16.0.20",
+            "other",
+            "default",
+        )]
+    };
+    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<Ip>, Result<(), Denial>)> = vec![
+        (
+            "free address",
+            vec![(IP_ADDRESS, "10.16.0.21")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "held address",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "other subnet is no conflict",
+            vec![(IP_ADDRESS, "10.70.0.20"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![ip(
+                "other.default",
+                "ovn-default",
+                "10.70.0.20",
+                "other",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "own CR (I2)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![ip(
+                "app-1.default",
+                "ovn-default",
+                "10.16.0.20",
+                "app-1",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "same name, other namespace (I2)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![ip(
+                "app-1.team-a",
+                "ovn-default",
+                "10.16.0.20",
+                "app-1",
+                "team-a",
+            )],
+            conflict("10.16.0.20", "app-1.team-a", "10.16.0.20"),
+        ),
+        (
+            "non-canonical IPv6 CR matches by value (I1)",
+            vec![(IP_ADDRESS, "fd00:10:16::20")],
+            vec![ip(
+                "v6.default",
+                "ovn-default",
+                "fd00:10:16:0::20",
+                "v6",
+                "default",
+            )],
+            conflict("fd00:10:16::20", "v6.default", "fd00:10:16:0::20"),
+        ),
+        (
+            "upper-case IPv6 CR blocks nothing else (I1)",
+            vec![(IP_ADDRESS, "fd00:10:16::30")],
+            vec![ip(
+                "legacy.default",
+                "ovn-default",
+                "FD00:10:16::5",
+                "legacy",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "several holders: first by name (I12)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![
+                ip("zz.default", "ovn-default", "10.16.0.20", "zz", "default"),
+                ip("aa.default", "ovn-default", "10.16.0.20", "aa", "default"),
+            ],
+            conflict("10.16.0.20", "aa.default", "10.16.0.20"),
+        ),
+        (
+            "dual stack conflict on the v6 part",
+            vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::20")],
+            vec![ip(
+                "d.default",
+                "ovn-default",
+                "10.16.0.20,fd00:10:16::20",
+                "d",
+                "default",
+            )],
+            conflict("fd00:10:16::20", "d.default", "10.16.0.20,fd00:10:16::20"),
+        ),
+        (
+            "two IPv4",
+            vec![(IP_ADDRESS, "10.16.0.2,10.16.0.3")],
+            vec![],
+            Err(Denial::forbidden(
+                "multiple IPv4 addresses in ip_address annotation \"10.16.0.2,10.16.0.3\"",
+            )),
+        ),
+        (
+            "pool name exists",
+            vec![(IP_POOL, "pool-a")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "pool name missing",
+            vec![(IP_POOL, "pool-b")],
+            vec![],
+            Err(Denial::forbidden("ippool \"pool-b\" not found")),
+        ),
+        (
+            "pool name not a valid name",
+            vec![(IP_POOL, "Pool B")],
+            vec![],
+            Err(Denial::forbidden("ippool \"Pool B\" not found")),
+        ),
+        (
+            "pool entry held",
+            vec![(IP_POOL, "10.16.0.19,10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "pool ; groups (I4)",
+            vec![(IP_POOL, "10.16.0.21;10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "pool bad second entry",
+            vec![(IP_POOL, "10.16.0.21,10.16.0.300")],
+            vec![],
+            Err(Denial::forbidden(
+                "invalid static ip/ippool annotation value: 10.16.0.21,10.16.0.300",
+            )),
+        ),
+        (
+            "format error first (400)",
+            vec![(IP_ADDRESS, "10.16.0.300")],
+            held(),
+            Err(Denial::bad_request(
+                "10.16.0.300 is not a valid ovn.kubernetes.io/ip_address",
+            )),
+        ),
+        (
+            "live migration target",
+            vec![(IP_ADDRESS, "10.16.0.20"), (MIGRATION_JOB, "job")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "no static IP: no checks",
+            vec![("ovn.kubernetes.io/mac_address", "bad")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "outside the subnet (I6)",
+            vec![(IP_ADDRESS, "10.17.0.5")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.17.0.5 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112",
+            )),
+        ),
+        (
+            "the gateway (I6)",
+            vec![(IP_ADDRESS, "fd00:10:16::1")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip fd00:10:16::1 is the gateway of subnet ovn-default",
+            )),
+        ),
+        (
+            "network address (I6)",
+            vec![(IP_ADDRESS, "10.70.0.0"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.70.0.0 is the network address of subnet subnet-a",
+            )),
+        ),
+        (
+            "broadcast (I6)",
+            vec![(IP_ADDRESS, "10.70.0.255"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.70.0.255 is the broadcast address of subnet subnet-a",
+            )),
+        ),
+        (
+            "point-to-point /31 ends are hosts (I6)",
+            vec![(IP_ADDRESS, "10.80.0.1"), (LOGICAL_SWITCH, "p2p")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "unknown subnet: no I6",
+            vec![(IP_ADDRESS, "1.2.3.4"), (LOGICAL_SWITCH, "nowhere")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "conflict before I6",
+            vec![(IP_ADDRESS, "10.16.0.1")],
+            vec![ip(
+                "gw.default",
+                "ovn-default",
+                "10.16.0.1",
+                "gw",
+                "default",
+            )],
+            conflict("10.16.0.1", "gw.default", "10.16.0.1"),
+        ),
+        (
+            "attachment conflict (I7)",
+            vec![
+                ("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9"),
+                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+            ],
+            vec![ip(
+                "x.default.net1.default.ovn",
+                "subnet-a",
+                "10.70.0.9",
+                "x",
+                "default",
+            )],
+            conflict("10.70.0.9", "x.default.net1.default.ovn", "10.70.0.9"),
+        ),
+        (
+            "attachment without logical switch is not checked (I7)",
+            vec![("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9")],
+            vec![ip(
+                "x.default.net1.default.ovn",
+                "subnet-a",
+                "10.70.0.9",
+                "x",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "attachment outside its subnet (I6+I7)",
+            vec![
+                ("net1.default.ovn.kubernetes.io/ip_address", "10.71.0.9"),
+                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+            ],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.71.0.9 is not in subnet subnet-a cidr 10.70.0.0/24",
+            )),
+        ),
+    ];
+    for (name, pairs, ips, want) in cases {
+        assert_eq!(pod(&pairs, &cluster(ips)), want, "{name}");
+    }
+}
+
+#[test]
+fn subnet_of_a_pod_without_logical_switch() {
+    // I5: namespace annotation, then a Subnet listing the namespace, then the default Subnet.
+    let held = vec![ip("o.default", "ns-subnet", "10.70.0.9", "o", "default")];
+    let mut c = cluster(held.clone());
+    c.namespaces = vec![Namespace {
+        metadata: Meta {
+            name: "default".into(),
+            annotations: annotations(&[(LOGICAL_SWITCH, "ns-subnet,other")]),
+        },
+    }];
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+
+    let mut c = cluster(held.clone());
+    let mut bound = subnet("ns-subnet", "10.70.0.0/24", "10.70.0.1");
+    bound.spec.namespaces = vec!["default".into()];
+    c.subnets.push(bound);
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+
+    // Nothing binds the namespace: the default subnet, where 10.70.0.9 does not belong.
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &cluster(held)),
+        Err(Denial::bad_request(
+            "static ip 10.70.0.9 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112"
+        ))
+    );
+}
+
+#[test]
+fn workload_members_own_their_addresses() {
+    use WorkloadKind::*;
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.50",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "web-7d4b9c8f5-x2x7q.default",
+            "ovn-default",
+            "10.16.0.40",
+            "web-7d4b9c8f5-x2x7q",
+            "default",
+        ),
+        ip(
+            "stranger.default",
+            "ovn-default",
+            "10.16.0.60",
+            "stranger",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    assert_eq!(
+        workload(StatefulSet, "db", &[(IP_POOL, "10.16.0.50,10.16.0.51")], &c),
+        Ok(())
+    );
+    assert_eq!(
+        workload(Deployment, "web", &[(IP_POOL, "10.16.0.40,10.16.0.41")], &c),
+        Ok(())
+    );
+    assert_eq!(
+        workload(Deployment, "web", &[(IP_POOL, "10.16.0.40,10.16.0.60")], &c),
+        conflict("10.16.0.60", "stranger.default", "10.16.0.60")
+    );
+    // StatefulSet "db" does not own Deployment-style names, nor "db" another workload's.
+    assert_eq!(
+        workload(StatefulSet, "web", &[(IP_POOL, "10.16.0.40")], &c),
+        conflict("10.16.0.40", "web-7d4b9c8f5-x2x7q.default", "10.16.0.40")
+    );
+    // ip_address alone does not trigger a workload check (upstream).
+    assert_eq!(
+        workload(Deployment, "x", &[(IP_ADDRESS, "10.16.0.60")], &c),
+        Ok(())
+    );
+}
+
+#[test]
+fn pods_skip_sibling_entries_and_need_a_free_one() {
+    let sts = Some(Workload {
+        kind: WorkloadKind::StatefulSet,
+        name: "db".into(),
+    });
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.50",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "db-1.default",
+            "ovn-default",
+            "fd00:10:16::51",
+            "db-1",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50,10.16.0.51")], sts.clone(), &c),
+        Ok(())
+    );
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50")], sts.clone(), &c),
+        Err(Denial::forbidden(
+            "ip_pool 10.16.0.50 has no free address in subnet ovn-default"
+        ))
+    );
+    // Dual-stack pool: the IPv6 family has no free entry.
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.51,fd00:10:16::51")], sts.clone(), &c),
+        Err(Denial::forbidden(
+            "ip_pool 10.16.0.51,fd00:10:16::51 has no free address in subnet ovn-default"
+        ))
+    );
+    // A pod not controlled by db: its members' addresses are conflicts.
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50")], None, &c),
+        conflict("10.16.0.50", "db-0.default", "10.16.0.50")
+    );
+}
+
+#[test]
+fn lookup_failures_reject_with_400() {
+    let mut c = cluster(vec![]);
+    c.fail = Some("cannot list kubeovn.io/v1 IP: boom".into());
+    assert_eq!(
+        pod(
+            &[(IP_ADDRESS, "10.16.0.5"), (LOGICAL_SWITCH, "ovn-default")],
+            &c
+        ),
+        Err(Denial::bad_request("cannot list kubeovn.io/v1 IP: boom"))
+    );
+}

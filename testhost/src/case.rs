@@ -1,0 +1,115 @@
+//! Conformance cases (`../shared/conformance/README.md` format): load one,
+//! run it through the policy, and compare the answer.
+
+use crate::cluster::ClusterState;
+use crate::{BoxError, Policy, Verdict};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The answer a case expects.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Expect {
+    /// Admitted or not.
+    pub allowed: bool,
+    /// The rejection code.
+    #[serde(default)]
+    pub code: Option<u16>,
+    /// The exact rejection message.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// A text the rejection message must contain.
+    #[serde(default)]
+    pub message_contains: Option<String>,
+}
+
+/// One conformance case.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Case {
+    /// Short name.
+    pub name: String,
+    /// The AdmissionRequest.
+    pub request: Value,
+    /// Cluster objects by key.
+    #[serde(default)]
+    pub cluster: Value,
+    /// Policy settings.
+    #[serde(default)]
+    pub settings: Value,
+    /// The expected answer (absent in plain example files).
+    #[serde(default)]
+    pub expect: Option<Expect>,
+}
+
+impl Case {
+    /// Reads a case file.
+    pub fn load(path: &Path) -> Result<Self, BoxError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?)
+    }
+
+    /// Runs the case in a fresh instance.
+    pub fn run(&self, policy: &Policy) -> Result<Verdict, BoxError> {
+        let settings = if self.settings.is_null() {
+            Value::Object(Default::default())
+        } else {
+            self.settings.clone()
+        };
+        let (verdict, _) = policy.validate(
+            &self.request,
+            &settings,
+            ClusterState::from_json(&self.cluster)?,
+        )?;
+        Ok(verdict)
+    }
+}
+
+impl Expect {
+    /// `None` when `got` satisfies the expectation, else why not.
+    pub fn mismatch(&self, got: &Verdict) -> Option<String> {
+        if got.accepted != self.allowed {
+            return Some(format!(
+                "allowed={} (code {:?}, message {:?})",
+                got.accepted, got.code, got.message
+            ));
+        }
+        if self.allowed {
+            return None;
+        }
+        if got.code != self.code {
+            return Some(format!("code {:?} (message {:?})", got.code, got.message));
+        }
+        let message = got.message.as_deref().unwrap_or("");
+        match (&self.message, &self.message_contains) {
+            (Some(want), _) if want != message => Some(format!("message {message:?}")),
+            (None, Some(part)) if !message.contains(part.as_str()) => {
+                Some(format!("message {message:?}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The expectation in one line.
+    pub fn describe(&self) -> String {
+        if self.allowed {
+            return "allowed".to_string();
+        }
+        match (&self.message, &self.message_contains) {
+            (Some(m), _) => format!("denied {:?} {m:?}", self.code),
+            (None, Some(c)) => format!("denied {:?} containing {c:?}", self.code),
+            _ => format!("denied {:?}", self.code),
+        }
+    }
+}
+
+/// Every `*.json` file in a directory, in name order.
+pub fn case_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,504 @@
+//! The cluster objects a test serves, and the policy-server's answers to the
+//! `kubewarden/kubernetes/*` host calls over them.
+
+use crate::BoxError;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+/// The kinds a conformance file's `cluster` may hold: key, apiVersion, kind,
+/// plural resource name, and whether the kind is namespaced.
+pub const KINDS: &[(&str, &str, &str, &str, bool)] = &[
+    ("ips", "kubeovn.io/v1", "IP", "ips", false),
+    ("subnets", "kubeovn.io/v1", "Subnet", "subnets", false),
+    ("vpcs", "kubeovn.io/v1", "Vpc", "vpcs", false),
+    ("ippools", "kubeovn.io/v1", "IPPool", "ippools", false),
+    ("vips", "kubeovn.io/v1", "Vip", "vips", false),
+    (
+        "iptablesEips",
+        "kubeovn.io/v1",
+        "IptablesEIP",
+        "iptables-eips",
+        false,
+    ),
+    (
+        "iptablesDnatRules",
+        "kubeovn.io/v1",
+        "IptablesDnatRule",
+        "iptables-dnat-rules",
+        false,
+    ),
+    (
+        "iptablesSnatRules",
+        "kubeovn.io/v1",
+        "IptablesSnatRule",
+        "iptables-snat-rules",
+        false,
+    ),
+    (
+        "iptablesFipRules",
+        "kubeovn.io/v1",
+        "IptablesFIPRule",
+        "iptables-fip-rules",
+        false,
+    ),
+    ("ovnEips", "kubeovn.io/v1", "OvnEip", "ovn-eips", false),
+    ("ovnFips", "kubeovn.io/v1", "OvnFip", "ovn-fips", false),
+    (
+        "ovnSnatRules",
+        "kubeovn.io/v1",
+        "OvnSnatRule",
+        "ovn-snat-rules",
+        false,
+    ),
+    (
+        "ovnDnatRules",
+        "kubeovn.io/v1",
+        "OvnDnatRule",
+        "ovn-dnat-rules",
+        false,
+    ),
+    (
+        "vpcNatGateways",
+        "kubeovn.io/v1",
+        "VpcNatGateway",
+        "vpc-nat-gateways",
+        false,
+    ),
+    (
+        "qosPolicies",
+        "kubeovn.io/v1",
+        "QoSPolicy",
+        "qos-policies",
+        false,
+    ),
+    ("namespaces", "v1", "Namespace", "namespaces", false),
+    ("services", "v1", "Service", "services", true),
+    ("configmaps", "v1", "ConfigMap", "configmaps", true),
+];
+
+/// A scripted failure: every call for this apiVersion/kind is answered with
+/// an error text, or with these raw bytes (malformed JSON, a wrong envelope).
+#[derive(Clone, Debug)]
+pub enum Failure {
+    /// The host answers with an error carrying this text.
+    Error(String),
+    /// The host answers "successfully" with these bytes.
+    Payload(Vec<u8>),
+}
+
+/// The objects of a cluster, in the order given.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterState {
+    objects: Vec<(usize, Value)>,
+    failures: Vec<(String, String, Failure)>,
+}
+
+#[derive(Deserialize)]
+struct ListRequest {
+    api_version: String,
+    kind: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    label_selector: Option<String>,
+    #[serde(default)]
+    field_selector: Option<String>,
+    #[serde(default)]
+    field_masks: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+struct GetRequest {
+    api_version: String,
+    kind: String,
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    #[serde(default)]
+    field_masks: Option<Vec<String>>,
+}
+
+impl ClusterState {
+    /// A cluster from a conformance file's `cluster` object (key → objects).
+    pub fn from_json(cluster: &Value) -> Result<Self, BoxError> {
+        let mut state = ClusterState::default();
+        let Some(groups) = cluster.as_object() else {
+            return Ok(state);
+        };
+        for (key, objects) in groups {
+            let kind = KINDS
+                .iter()
+                .position(|(k, ..)| k == key)
+                .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
+            for object in objects.as_array().into_iter().flatten() {
+                state.objects.push((kind, object.clone()));
+            }
+        }
+        Ok(state)
+    }
+
+    /// Adds one object under a `KINDS` key.
+    pub fn push(&mut self, key: &str, object: Value) -> Result<(), BoxError> {
+        let kind = KINDS
+            .iter()
+            .position(|(k, ..)| *k == key)
+            .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
+        self.objects.push((kind, object));
+        Ok(())
+    }
+
+    /// Makes every lookup of `api_version`/`kind` fail as scripted.
+    pub fn fail(&mut self, api_version: &str, kind: &str, failure: Failure) {
+        self.failures
+            .push((api_version.to_string(), kind.to_string(), failure));
+    }
+
+    fn kind_index(api_version: &str, kind: &str) -> Option<usize> {
+        KINDS
+            .iter()
+            .position(|(_, v, k, ..)| *v == api_version && *k == kind)
+    }
+
+    fn scripted(&self, api_version: &str, kind: &str) -> Option<Result<Vec<u8>, BoxError>> {
+        self.failures
+            .iter()
+            .find(|(v, k, _)| v == api_version && k == kind)
+            .map(|(_, _, f)| match f {
+                Failure::Error(text) => Err(text.clone().into()),
+                Failure::Payload(bytes) => Ok(bytes.clone()),
+            })
+    }
+
+    /// Answers one `kubewarden/kubernetes/<operation>` call.
+    pub fn answer(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, BoxError> {
+        match operation {
+            "list_resources_all" | "list_resources_by_namespace" => {
+                let req: ListRequest = serde_json::from_slice(payload)?;
+                if let Some(answer) = self.scripted(&req.api_version, &req.kind) {
+                    return answer;
+                }
+                let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
+                    format!("cannot find resource {}/{}", req.api_version, req.kind)
+                })?;
+                let namespaced = KINDS[kind].4;
+                if operation == "list_resources_by_namespace" && !namespaced {
+                    return Err(format!(
+                        "resource {}/{} is cluster wide. Cannot search for it inside of a namespace",
+                        req.api_version, req.kind
+                    )
+                    .into());
+                }
+                let labels = req
+                    .label_selector
+                    .as_deref()
+                    .map(parse_label_selector)
+                    .transpose()?;
+                let fields = req
+                    .field_selector
+                    .as_deref()
+                    .map(parse_field_selector)
+                    .transpose()?;
+                let items: Vec<Value> = self
+                    .objects
+                    .iter()
+                    .filter(|(k, _)| *k == kind)
+                    .map(|(_, o)| o)
+                    .filter(|o| {
+                        req.namespace
+                            .as_deref()
+                            .is_none_or(|ns| str_at(o, &["metadata", "namespace"]) == ns)
+                    })
+                    .filter(|o| {
+                        labels
+                            .as_ref()
+                            .is_none_or(|sel| sel.iter().all(|t| t.matches(o)))
+                    })
+                    .filter(|o| {
+                        fields
+                            .as_ref()
+                            .is_none_or(|sel| sel.iter().all(|t| t.matches(o)))
+                    })
+                    .map(|o| strip(o, req.field_masks.as_deref()))
+                    .collect();
+                let list = json!({
+                    "apiVersion": req.api_version,
+                    "kind": format!("{}List", req.kind),
+                    "metadata": {"resourceVersion": ""},
+                    "items": items,
+                });
+                Ok(serde_json::to_vec(&list)?)
+            }
+            "get_resource" => {
+                let req: GetRequest = serde_json::from_slice(payload)?;
+                if let Some(answer) = self.scripted(&req.api_version, &req.kind) {
+                    return answer;
+                }
+                let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
+                    format!("cannot find resource {}/{}", req.api_version, req.kind)
+                })?;
+                let (_, _, _, plural, namespaced) = KINDS[kind];
+                let found = self
+                    .objects
+                    .iter()
+                    .filter(|(k, _)| *k == kind)
+                    .map(|(_, o)| o)
+                    .find(|o| {
+                        str_at(o, &["metadata", "name"]) == req.name
+                            && (!namespaced
+                                || Some(str_at(o, &["metadata", "namespace"]))
+                                    == req.namespace.as_deref())
+                    });
+                match found {
+                    Some(object) => Ok(serde_json::to_vec(&strip(
+                        object,
+                        req.field_masks.as_deref(),
+                    ))?),
+                    None => {
+                        let group = req.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+                        let resource = if group.is_empty() {
+                            plural.to_string()
+                        } else {
+                            format!("{plural}.{group}")
+                        };
+                        Err(format!(
+                            "ApiError: {resource} \"{}\" not found: NotFound (ErrorResponse {{ status: \"Failure\", message: \"{resource} \\\"{}\\\" not found\", reason: \"NotFound\", code: 404 }})",
+                            req.name, req.name
+                        )
+                        .into())
+                    }
+                }
+            }
+            other => Err(format!("unsupported host capability kubernetes/{other}").into()),
+        }
+    }
+}
+
+fn str_at<'a>(object: &'a Value, path: &[&str]) -> &'a str {
+    path.iter()
+        .try_fold(object, |v, key| v.get(key))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// What the policy-server's reflector keeps of an object: no managedFields,
+/// no last-applied annotation, and with field masks only the masked paths
+/// outside `metadata` (which always comes whole).
+fn strip(object: &Value, masks: Option<&[String]>) -> Value {
+    let mut out = object.clone();
+    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    let Some(masks) = masks else {
+        return out;
+    };
+    let mut masked = Map::new();
+    for key in ["apiVersion", "kind", "metadata"] {
+        if let Some(v) = out.get(key) {
+            masked.insert(key.to_string(), v.clone());
+        }
+    }
+    let mut masked = Value::Object(masked);
+    for mask in masks {
+        let path: Vec<&str> = mask.split('.').collect();
+        copy_path(&out, &mut masked, &path);
+    }
+    masked
+}
+
+/// Copies the value at a dot path from `src` into `dst`, through arrays.
+fn copy_path(src: &Value, dst: &mut Value, path: &[&str]) {
+    let Some((first, rest)) = path.split_first() else {
+        *dst = src.clone();
+        return;
+    };
+    match src {
+        Value::Object(map) => {
+            let Some(child) = map.get(*first) else { return };
+            if !dst.is_object() {
+                *dst = Value::Object(Map::new());
+            }
+            if let Some(dst_map) = dst.as_object_mut() {
+                let slot = dst_map.entry(first.to_string()).or_insert(Value::Null);
+                copy_path(child, slot, rest);
+            }
+        }
+        Value::Array(items) => {
+            if !dst.is_array() {
+                *dst = Value::Array(vec![Value::Null; items.len()]);
+            }
+            if let Some(dst_items) = dst.as_array_mut() {
+                for (item, slot) in items.iter().zip(dst_items.iter_mut()) {
+                    copy_path(item, slot, path);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One term of a label selector.
+enum LabelTerm {
+    Equals(String, String),
+    NotEquals(String, String),
+    Exists(String),
+    NotExists(String),
+}
+
+impl LabelTerm {
+    fn matches(&self, object: &Value) -> bool {
+        let label = |k: &str| {
+            object
+                .get("metadata")
+                .and_then(|m| m.get("labels"))
+                .and_then(|l| l.get(k))
+        };
+        match self {
+            LabelTerm::Equals(k, v) => label(k).and_then(Value::as_str) == Some(v),
+            LabelTerm::NotEquals(k, v) => label(k).and_then(Value::as_str) != Some(v),
+            LabelTerm::Exists(k) => label(k).is_some(),
+            LabelTerm::NotExists(k) => label(k).is_none(),
+        }
+    }
+}
+
+fn parse_label_selector(selector: &str) -> Result<Vec<LabelTerm>, BoxError> {
+    selector
+        .split(',')
+        .filter(|t| !t.trim().is_empty())
+        .map(|term| {
+            let term = term.trim();
+            if let Some((k, v)) = term.split_once("!=") {
+                Ok(LabelTerm::NotEquals(k.trim().into(), v.trim().into()))
+            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                Ok(LabelTerm::Equals(k.trim().into(), v.trim().into()))
+            } else if let Some(k) = term.strip_prefix('!') {
+                Ok(LabelTerm::NotExists(k.trim().into()))
+            } else if term.contains(' ') {
+                Err(format!("unsupported label selector term {term:?}").into())
+            } else {
+                Ok(LabelTerm::Exists(term.into()))
+            }
+        })
+        .collect()
+}
+
+/// One term of a field selector: `metadata.name` or `metadata.namespace`.
+struct FieldTerm {
+    field: &'static str,
+    value: String,
+    equal: bool,
+}
+
+impl FieldTerm {
+    fn matches(&self, object: &Value) -> bool {
+        (str_at(object, &["metadata", self.field]) == self.value) == self.equal
+    }
+}
+
+fn parse_field_selector(selector: &str) -> Result<Vec<FieldTerm>, BoxError> {
+    selector
+        .split(',')
+        .filter(|t| !t.trim().is_empty())
+        .map(|term| {
+            let (key, value, equal) = if let Some((k, v)) = term.split_once("!=") {
+                (k, v, false)
+            } else if let Some((k, v)) = term.split_once("==").or_else(|| term.split_once('=')) {
+                (k, v, true)
+            } else {
+                return Err(format!("invalid field selector term {term:?}").into());
+            };
+            let field = match key.trim() {
+                "metadata.name" => "name",
+                "metadata.namespace" => "namespace",
+                other => return Err(format!("unsupported field selector {other:?}").into()),
+            };
+            Ok(FieldTerm {
+                field,
+                value: value.trim().to_string(),
+                equal,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster() -> ClusterState {
+        ClusterState::from_json(&json!({
+            "ips": [
+                {"apiVersion": "kubeovn.io/v1", "kind": "IP",
+                 "metadata": {"name": "a.default", "labels": {"ovn.kubernetes.io/subnet": "s1"}, "managedFields": [{}]},
+                 "spec": {"subnet": "s1", "ipAddress": "10.0.0.1", "macAddress": "x"}},
+                {"apiVersion": "kubeovn.io/v1", "kind": "IP",
+                 "metadata": {"name": "b.default", "labels": {"ovn.kubernetes.io/subnet": "s2"}},
+                 "spec": {"subnet": "s2", "ipAddress": "10.0.0.2"}}
+            ],
+            "services": [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kubernetes", "namespace": "default"}}]
+        }))
+        .unwrap()
+    }
+
+    fn list(op: &str, req: Value) -> Result<Value, BoxError> {
+        Ok(serde_json::from_slice(
+            &cluster().answer(op, &serde_json::to_vec(&req)?)?,
+        )?)
+    }
+
+    #[test]
+    fn lists_with_selectors_and_masks() {
+        let all = list(
+            "list_resources_all",
+            json!({"api_version": "kubeovn.io/v1", "kind": "IP"}),
+        )
+        .unwrap();
+        assert_eq!(all["kind"], "IPList");
+        assert_eq!(all["items"].as_array().unwrap().len(), 2);
+        assert!(all["items"][0]["metadata"].get("managedFields").is_none());
+
+        let s2 = list(
+            "list_resources_all",
+            json!({"api_version": "kubeovn.io/v1", "kind": "IP", "label_selector": "ovn.kubernetes.io/subnet=s2"}),
+        )
+        .unwrap();
+        assert_eq!(s2["items"].as_array().unwrap().len(), 1);
+        assert_eq!(s2["items"][0]["metadata"]["name"], "b.default");
+
+        let masked = list(
+            "list_resources_all",
+            json!({"api_version": "kubeovn.io/v1", "kind": "IP", "field_selector": "metadata.name=a.default",
+                   "field_masks": ["spec.ipAddress"]}),
+        )
+        .unwrap();
+        assert_eq!(masked["items"][0]["spec"], json!({"ipAddress": "10.0.0.1"}));
+
+        let err = list(
+            "list_resources_by_namespace",
+            json!({"api_version": "kubeovn.io/v1", "kind": "IP", "namespace": "x"}),
+        );
+        assert!(err.unwrap_err().to_string().contains("is cluster wide"));
+    }
+
+    #[test]
+    fn gets_by_name() {
+        let svc = list(
+            "get_resource",
+            json!({"api_version": "v1", "kind": "Service", "name": "kubernetes", "namespace": "default"}),
+        );
+        assert_eq!(svc.unwrap()["metadata"]["name"], "kubernetes");
+        let missing = list(
+            "get_resource",
+            json!({"api_version": "kubeovn.io/v1", "kind": "IPPool", "name": "p"}),
+        );
+        assert!(
+            missing
+                .unwrap_err()
+                .to_string()
+                .contains("ippools.kubeovn.io \"p\" not found")
+        );
+    }
+}

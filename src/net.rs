@@ -383,7 +383,7 @@ pub fn is_valid_mac(s: &str) -> bool {
     }
     let hex2 = |x: &[u8]| x.len() >= 2 && x[0].is_ascii_hexdigit() && x[1].is_ascii_hexdigit();
     if b[2] == b':' || b[2] == b'-' {
-        if (b.len() + 1) % 3 != 0 {
+        if !(b.len() + 1).is_multiple_of(3) {
             return false;
         }
         let n = (b.len() + 1) / 3;
@@ -395,7 +395,7 @@ pub fn is_valid_mac(s: &str) -> bool {
             hex2(x) && (x.len() == 2 || x[2] == b[2])
         })
     } else if b[4] == b'.' {
-        if (b.len() + 1) % 5 != 0 {
+        if !(b.len() + 1).is_multiple_of(5) {
             return false;
         }
         let n = 2 * (b.len() + 1) / 5;

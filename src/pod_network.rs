@@ -38,16 +38,16 @@ pub fn validate(annotations: &BTreeMap<String, String>) -> Result<(), String> {
     let mut errors: Vec<String> = Vec::new();
     check_ip_families(annotations, &mut errors);
     check_ip_address(annotations, &mut errors);
-    if let Some(mac) = non_empty(annotations, MAC_ADDRESS) {
-        if !is_valid_mac(mac) {
-            errors.push(format!("{mac} is not a valid {MAC_ADDRESS}"));
-        }
+    if let Some(mac) = non_empty(annotations, MAC_ADDRESS)
+        && !is_valid_mac(mac)
+    {
+        errors.push(format!("{mac} is not a valid {MAC_ADDRESS}"));
     }
     check_ip_pool(annotations, &mut errors);
     for (key, value) in annotations {
         if !value.is_empty()
             && BANDWIDTH_SUFFIXES.iter().any(|s| key.ends_with(s))
-            && !atoi(value).is_some_and(|n| n >= 0)
+            && atoi(value).is_none_or(|n| n < 0)
         {
             errors.push(format!("{value} is not a valid {key}"));
         }
@@ -120,13 +120,14 @@ fn ip_address_keys_for_family(family_key: &str) -> Vec<String> {
     let mut keys = vec![format!("{base}/ip_address")];
     if let Some(provider) = family_key.strip_suffix(FAMILY_SUFFIX) {
         let parts: Vec<&str> = provider.split('.').collect();
-        if parts.len() > 3 && parts[2] == "ovn" {
-            if let Some(interface) = parts.last() {
-                keys.push(format!(
-                    "{}.{}.kubernetes.io/ip_address.{}",
-                    parts[0], parts[1], interface
-                ));
-            }
+        if parts.len() > 3
+            && parts[2] == "ovn"
+            && let Some(interface) = parts.last()
+        {
+            keys.push(format!(
+                "{}.{}.kubernetes.io/ip_address.{}",
+                parts[0], parts[1], interface
+            ));
         }
     }
     keys
@@ -202,7 +203,8 @@ mod tests {
     #[test]
     fn validate_pod_network_table() {
         // TestValidatePodNetwork of kube-ovn, plus edge cases of each block.
-        let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+        let cases: &[Case] = &[
             (
                 &[
                     (IP_ADDRESS, "10.16.0.15"),

@@ -28,12 +28,12 @@ impl Settings {
 
     /// Checks every value; the message names the setting at fault.
     pub fn validate(&self) -> Result<(), String> {
-        if let Some(vpc) = &self.default_vpc {
-            if !is_dns1123_subdomain(vpc) {
-                return Err(format!(
-                    "defaultVpc: {vpc:?} is not a valid Vpc name (lower-case alphanumerics, '-' and '.', at most 253 characters)"
-                ));
-            }
+        if let Some(vpc) = &self.default_vpc
+            && !is_dns1123_subdomain(vpc)
+        {
+            return Err(format!(
+                "defaultVpc: {vpc:?} is not a valid Vpc name (lower-case alphanumerics, '-' and '.', at most 253 characters)"
+            ));
         }
         if let Some(ip) = &self.kubernetes_service_ip {
             let valid = !ip.contains('/')

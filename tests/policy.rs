@@ -1,1 +1,399 @@
+//! The compiled `policy.wasm`, run in a real waPC host (wasmtime), with its
+//! Kubernetes host calls answered from test data.
+//!
+//! Build the module first (`make policy.wasm`); `POLICY_WASM` overrides its path.
 
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use testhost::Policy;
+use testhost::case::{Case, case_files};
+use testhost::cluster::{ClusterState, Failure};
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn policy() -> &'static Policy {
+    static POLICY: OnceLock<Policy> = OnceLock::new();
+    POLICY.get_or_init(|| {
+        let path = std::env::var_os("POLICY_WASM")
+            .map_or_else(|| workspace().join("policy.wasm"), PathBuf::from);
+        Policy::load(&path)
+            .unwrap_or_else(|e| panic!("{e}: build it first with `make policy.wasm`"))
+    })
+}
+
+/// The kinds this release validates; cases of other kinds must still get an
+/// answer (never a trap), whatever it is.
+const VALIDATED_KINDS: &[&str] = &[
+    "Pod",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+];
+
+#[test]
+fn conformance_cases() {
+    let mut failures = Vec::new();
+    let mut passed = 0;
+    for file in case_files(&workspace().join("tests/conformance")).expect("tests/conformance") {
+        let case = Case::load(&file).expect("case file");
+        let expect = case.expect.clone().expect("expect");
+        let verdict = case
+            .run(policy())
+            .unwrap_or_else(|e| panic!("{}: the policy did not answer: {e}", case.name));
+        let kind = case.request["kind"]["kind"].as_str().unwrap_or_default();
+        if VALIDATED_KINDS.contains(&kind) {
+            match expect.mismatch(&verdict) {
+                None => passed += 1,
+                Some(got) => failures.push(format!(
+                    "{}: expected {}, got {got}",
+                    case.name,
+                    expect.describe()
+                )),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing cases:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(passed >= 60, "only {passed} Pod/workload cases ran");
+}
+
+fn pod(annotations: Value) -> Value {
+    json!({
+        "uid": "0001",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "operation": "CREATE",
+        "name": "app-1",
+        "namespace": "default",
+        "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-1", "namespace": "default", "annotations": annotations}},
+    })
+}
+
+fn cluster() -> ClusterState {
+    ClusterState::from_json(&json!({
+        "ips": [{
+            "apiVersion": "kubeovn.io/v1", "kind": "IP",
+            "metadata": {"name": "static-7584848b74-fw9dm.default", "labels": {"ovn.kubernetes.io/subnet": "ovn-default"}},
+            "spec": {"podName": "static-7584848b74-fw9dm", "namespace": "default", "subnet": "ovn-default",
+                     "ipAddress": "10.16.0.15", "v4IpAddress": "10.16.0.15", "v6IpAddress": "", "macAddress": "00:00:00:3a:5c:1e"}
+        }],
+        "subnets": [{
+            "apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "ovn-default"},
+            "spec": {"default": true, "vpc": "ovn-cluster", "cidrBlock": "10.16.0.0/16", "gateway": "10.16.0.1"}
+        }],
+        "namespaces": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}],
+        "ippools": [{"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-a"}}],
+    }))
+    .expect("cluster")
+}
+
+#[test]
+fn seed_example_is_denied_with_upstreams_message() {
+    let (verdict, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.15", "ovn.kubernetes.io/logical_switch": "ovn-default"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(!verdict.accepted);
+    assert_eq!(verdict.code, Some(403));
+    assert_eq!(
+        verdict.message.as_deref(),
+        Some(
+            "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
+        )
+    );
+    // The pod names its subnet, so one narrow lookup finds the conflict.
+    let ops: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|c| {
+            (
+                c.operation.as_str(),
+                c.payload["kind"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(ops, [("list_resources_all", "IP")]);
+    assert_eq!(
+        calls[0].payload["field_masks"],
+        json!([
+            "spec.ipAddress",
+            "spec.namespace",
+            "spec.podName",
+            "spec.subnet",
+            "spec.v4IpAddress",
+            "spec.v6IpAddress"
+        ])
+    );
+}
+
+#[test]
+fn a_free_address_is_admitted_after_looking_up_its_subnet() {
+    let (verdict, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+    let ops: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c.operation,
+                c.payload["kind"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            "get_resource Namespace",
+            "list_resources_all Subnet",
+            "list_resources_all IP"
+        ]
+    );
+}
+
+#[test]
+fn pods_without_static_ips_make_no_lookups() {
+    let (verdict, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/mac_address": "nonsense"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(verdict.accepted);
+    assert!(calls.is_empty(), "{calls:?}");
+}
+
+#[test]
+fn ippool_name_is_fetched_by_name() {
+    let (ok, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-a"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(ok.accepted, "{ok:?}");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].operation, "get_resource");
+    assert_eq!(calls[0].payload["name"], "pool-a");
+
+    let (missing, _) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-b"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert_eq!(
+        (missing.accepted, missing.code, missing.message.as_deref()),
+        (false, Some(403), Some("ippool \"pool-b\" not found"))
+    );
+
+    // Not a valid object name: it cannot exist, so it is not asked for.
+    let (odd, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_pool": "Pool B"})),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert_eq!(
+        (odd.code, odd.message.as_deref()),
+        (Some(403), Some("ippool \"Pool B\" not found"))
+    );
+    assert!(calls.is_empty(), "{calls:?}");
+}
+
+#[test]
+fn lookup_failures_are_400_rejections_naming_what_failed() {
+    let request = pod(
+        json!({"ovn.kubernetes.io/ip_address": "10.16.0.16", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+    );
+    let scripted: Vec<(Failure, &str)> = vec![
+        (Failure::Error("connection refused".into()), "cannot list kubeovn.io/v1 IP: error invoking host capability kubernetes.list_resources_all: "),
+        (Failure::Payload(b"not json".to_vec()), "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: "),
+        (
+            Failure::Payload(br#"{"apiVersion":"kubeovn.io/v1","kind":"IpList","items":[]}"#.to_vec()),
+            "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: invalid value: string \"IpList\", expected IPList",
+        ),
+        (
+            Failure::Payload(br#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","items":[{"spec":{"ipAddress":7}}]}"#.to_vec()),
+            "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: invalid type: integer `7`",
+        ),
+    ];
+    for (failure, want) in scripted {
+        let mut cluster = cluster();
+        cluster.fail("kubeovn.io/v1", "IP", failure.clone());
+        let (verdict, _) = policy()
+            .validate(&request, &json!({}), cluster)
+            .expect("answer");
+        assert!(!verdict.accepted, "{failure:?}");
+        assert_eq!(verdict.code, Some(400), "{failure:?}");
+        let message = verdict.message.unwrap_or_default();
+        assert!(message.starts_with(want), "{failure:?}: {message}");
+    }
+
+    let mut failing_ns = cluster();
+    failing_ns.fail(
+        "v1",
+        "Namespace",
+        Failure::Error("forbidden: cannot get namespaces".into()),
+    );
+    let (verdict, _) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
+            &json!({}),
+            failing_ns,
+        )
+        .expect("answer");
+    assert_eq!(verdict.code, Some(400));
+    assert!(
+        verdict
+            .message
+            .unwrap_or_default()
+            .starts_with("cannot get v1 Namespace \"default\": ")
+    );
+}
+
+#[test]
+fn an_empty_ip_list_finds_no_conflict() {
+    let mut cluster = cluster();
+    cluster.fail(
+        "kubeovn.io/v1",
+        "IP",
+        Failure::Payload(
+            br#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","metadata":{},"items":[]}"#.to_vec(),
+        ),
+    );
+    let request = pod(
+        json!({"ovn.kubernetes.io/ip_address": "10.16.0.15", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+    );
+    let (verdict, _) = policy()
+        .validate(&request, &json!({}), cluster)
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+}
+
+#[test]
+fn undecodable_input_is_a_400_rejection_not_a_trap() {
+    let instance = policy().instance(cluster()).expect("instance");
+    for payload in [&b"not json"[..], b"{}", b"{\"request\": 7}", b"\xff\xfe"] {
+        let verdict = instance
+            .validate_raw(payload)
+            .expect("an answer, not a trap");
+        assert!(!verdict.accepted);
+        assert_eq!(verdict.code, Some(400));
+        assert!(
+            verdict
+                .message
+                .unwrap_or_default()
+                .starts_with("cannot decode the validation request: ")
+        );
+    }
+    let mut request = pod(json!({}));
+    request["object"]["metadata"]["annotations"] =
+        json!(["ovn.kubernetes.io/ip_address=10.16.0.5"]);
+    let verdict = instance.validate(&request, &json!({})).expect("answer");
+    assert_eq!(verdict.code, Some(400));
+    assert!(
+        verdict
+            .message
+            .unwrap_or_default()
+            .starts_with("cannot decode Pod object: invalid type: sequence")
+    );
+
+    request["object"] = Value::Null;
+    let verdict = instance.validate(&request, &json!({})).expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (Some(400), Some("there is no content to decode"))
+    );
+}
+
+#[test]
+fn other_kinds_and_operations_are_accepted() {
+    let mut request = pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.15"}));
+    request["operation"] = json!("UPDATE");
+    let (verdict, calls) = policy()
+        .validate(&request, &json!({}), cluster())
+        .expect("answer");
+    assert!(verdict.accepted && calls.is_empty());
+    request["operation"] = json!("CREATE");
+    request["kind"] = json!({"group": "", "version": "v1", "kind": "Service"});
+    let (verdict, calls) = policy()
+        .validate(&request, &json!({}), cluster())
+        .expect("answer");
+    assert!(verdict.accepted && calls.is_empty());
+}
+
+#[test]
+fn settings_are_validated_with_the_field_named() {
+    let cases = [
+        (json!({}), None),
+        (json!(null), None),
+        (
+            json!({"defaultVpc": "vpc-a", "kubernetesServiceIP": "10.96.0.1,fd00:10:96::1"}),
+            None,
+        ),
+        (
+            json!({"defaultVpc": "Bad Name"}),
+            Some("defaultVpc: \"Bad Name\" is not a valid Vpc name"),
+        ),
+        (
+            json!({"kubernetesServiceIP": "10.96.0.300"}),
+            Some("kubernetesServiceIP: \"10.96.0.300\" is not an IP address"),
+        ),
+        (
+            json!({"kubernetesServiceIp": "10.96.0.1"}),
+            Some("settings are not valid: unknown field `kubernetesServiceIp`"),
+        ),
+        (
+            json!({"defaultVpc": 3}),
+            Some("settings are not valid: invalid type: integer `3`, expected a string"),
+        ),
+    ];
+    for (settings, want) in cases {
+        let verdict = policy().validate_settings(&settings).expect("answer");
+        match want {
+            None => assert!(verdict.valid, "{settings}: {verdict:?}"),
+            Some(prefix) => {
+                assert!(!verdict.valid, "{settings}");
+                let message = verdict.message.unwrap_or_default();
+                assert!(message.starts_with(prefix), "{settings}: {message}");
+            }
+        }
+    }
+}
+
+#[test]
+fn example_request_in_test_data_is_denied() {
+    let case =
+        Case::load(&workspace().join("test_data/pod-static-ip-conflict.json")).expect("example");
+    let verdict = case.run(policy()).expect("answer");
+    assert_eq!(
+        (verdict.accepted, verdict.code, verdict.message.as_deref()),
+        (
+            false,
+            Some(403),
+            Some(
+                "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
+            )
+        )
+    );
+}

@@ -116,7 +116,13 @@ fn pod_conflicts() {
             "default",
         )]
     };
-    let cases: Vec<(&str, Vec<(&str, &str)>, Vec<Ip>, Result<(), Denial>)> = vec![
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Vec<Ip>,
+        Result<(), Denial>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "free address",
             vec![(IP_ADDRESS, "10.16.0.21")],

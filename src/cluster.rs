@@ -9,7 +9,10 @@
 //! fetched with `get_resource` and no namespace.
 
 use crate::denial::Denial;
-use crate::resources::{Ip, IpPool, Namespace, Subnet};
+use crate::net::go_quote;
+use crate::resources::{
+    Ip, IpPool, Namespace, OvnDnatRule, OvnFip, OvnSnatRule, Service, Subnet, Vpc, VpcReferrer,
+};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest, get_resource, list_all_resources,
 };
@@ -36,6 +39,39 @@ pub trait Cluster {
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError>;
     /// Whether the `kubeovn.io/v1` IPPool of that name exists.
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError>;
+    /// The `kubeovn.io/v1` Subnet of that name (its CIDR), `None` when it does not exist.
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
+    /// Every `kubeovn.io/v1` Vpc.
+    fn vpcs(&self) -> Result<&[Vpc], LookupError>;
+    /// Service `default/kubernetes`, `None` when it does not exist (I9).
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError>;
+    /// Every OVN NAT rule of one kind, with the VPC it is in.
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError>;
+}
+
+/// The OVN NAT kinds that keep a Vpc from being deleted, in upstream's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OvnNatKind {
+    /// `OvnDnatRule`
+    DnatRule,
+    /// `OvnSnatRule`
+    SnatRule,
+    /// `OvnFip`
+    Fip,
+}
+
+impl OvnNatKind {
+    /// All of them, in the order a Vpc DELETE checks them.
+    pub const ALL: [OvnNatKind; 3] = [Self::DnatRule, Self::SnatRule, Self::Fip];
+
+    /// The Kubernetes kind.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Self::DnatRule => "OvnDnatRule",
+            Self::SnatRule => "OvnSnatRule",
+            Self::Fip => "OvnFip",
+        }
+    }
 }
 
 /// The fields of an IP CR the policy reads; the policy-server prunes the rest
@@ -49,11 +85,33 @@ pub const IP_FIELD_MASKS: [&str; 6] = [
     "spec.v6IpAddress",
 ];
 
+/// The fields of a Subnet that any check reads of *other* Subnets: its
+/// CIDR, gateway and namespace binding (pods), its VPC, VLAN and egress
+/// policy routing (overlap). One set for every Subnet list, so the
+/// policy-server keeps a single reflector for them.
+pub const SUBNET_FIELD_MASKS: [&str; 8] = [
+    "spec.cidrBlock",
+    "spec.default",
+    "spec.externalEgressGateway",
+    "spec.gateway",
+    "spec.namespaces",
+    "spec.policyRoutingTableID",
+    "spec.vlan",
+    "spec.vpc",
+];
+
+/// The fields of a Vpc a Subnet CREATE reads.
+pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "status.standby"];
+
+/// The fields of an OVN NAT rule a Vpc DELETE reads.
+pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
+
 /// The cluster as the policy-server's Kubernetes host capabilities show it.
 #[derive(Default)]
 pub struct HostCluster {
     ips: OnceCell<Result<Vec<Ip>, LookupError>>,
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
+    vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     namespace: OnceCell<Result<Option<Namespace>, LookupError>>,
 }
 
@@ -64,10 +122,11 @@ impl HostCluster {
     }
 }
 
-fn list_all<T>(kind: &str, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
+fn list_all<T>(field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
 where
     T: k8s_openapi::ListableResource + serde::de::DeserializeOwned + Clone,
 {
+    let kind = T::KIND;
     let request = ListAllResourcesRequest {
         api_version: T::API_VERSION.to_string(),
         kind: kind.to_string(),
@@ -80,12 +139,18 @@ where
         .map_err(|e| LookupError(format!("cannot list {} {}: {}", T::API_VERSION, kind, e)))
 }
 
-/// Gets a cluster-scoped object; `Ok(None)` when it does not exist. A name
-/// that is not a valid object name cannot exist, so it is not asked for.
-fn get_cluster_scoped<T>(kind: &str, name: &str) -> Result<Option<T>, LookupError>
+/// Gets an object (`namespace` is `None` for a cluster-scoped kind);
+/// `Ok(None)` when it does not exist. A name that is not a valid object name
+/// cannot exist, so it is not asked for.
+fn get_object<T>(
+    name: &str,
+    namespace: Option<&str>,
+    field_masks: Option<&[&str]>,
+) -> Result<Option<T>, LookupError>
 where
     T: k8s_openapi::Resource + serde::de::DeserializeOwned + Clone,
 {
+    let kind = T::KIND;
     if !is_dns1123_subdomain(name) {
         return Ok(None);
     }
@@ -93,9 +158,9 @@ where
         api_version: T::API_VERSION.to_string(),
         kind: kind.to_string(),
         name: name.to_string(),
-        namespace: None,
+        namespace: namespace.map(str::to_string),
         disable_cache: false,
-        field_masks: None,
+        field_masks: field_masks.map(|m| m.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>()),
     };
     match get_resource::<T>(&request) {
         Ok(object) => Ok(Some(object)),
@@ -104,15 +169,31 @@ where
             if is_not_found(&text) {
                 Ok(None)
             } else {
+                let shown = match namespace {
+                    Some(ns) => format!("{ns}/{name}"),
+                    None => name.to_string(),
+                };
                 Err(LookupError(format!(
                     "cannot get {} {} {:?}: {}",
                     T::API_VERSION,
                     kind,
-                    name,
+                    shown,
                     text
                 )))
             }
         }
+    }
+}
+
+/// The text upstream's informer cache gives for a missing object,
+/// `<Kind>.<group> "<name>" not found` (`<Kind> "<name>" not found` for the
+/// core group); the policy builds it itself, so it is the same whatever the
+/// host's wording.
+pub fn not_found<T: k8s_openapi::Resource>(name: &str) -> String {
+    if T::GROUP.is_empty() {
+        format!("{} {} not found", T::KIND, go_quote(name))
+    } else {
+        format!("{}.{} {} not found", T::KIND, T::GROUP, go_quote(name))
     }
 }
 
@@ -137,14 +218,14 @@ pub fn is_dns1123_subdomain(name: &str) -> bool {
 impl Cluster for HostCluster {
     fn ips(&self) -> Result<&[Ip], LookupError> {
         self.ips
-            .get_or_init(|| list_all::<Ip>("IP", Some(&IP_FIELD_MASKS)))
+            .get_or_init(|| list_all::<Ip>(Some(&IP_FIELD_MASKS)))
             .as_deref()
             .map_err(Clone::clone)
     }
 
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.subnets
-            .get_or_init(|| list_all::<Subnet>("Subnet", None))
+            .get_or_init(|| list_all::<Subnet>(Some(&SUBNET_FIELD_MASKS)))
             .as_deref()
             .map_err(Clone::clone)
     }
@@ -152,14 +233,51 @@ impl Cluster for HostCluster {
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
         // An evaluation concerns one namespace (the request's), so one slot is enough.
         self.namespace
-            .get_or_init(|| get_cluster_scoped::<Namespace>("Namespace", name))
+            .get_or_init(|| get_object::<Namespace>(name, None, None))
             .as_ref()
             .map(Option::as_ref)
             .map_err(Clone::clone)
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        get_cluster_scoped::<IpPool>("IPPool", name).map(|pool| pool.is_some())
+        get_object::<IpPool>(name, None, None).map(|pool| pool.is_some())
+    }
+
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+        get_object::<Subnet>(name, None, Some(&["spec.cidrBlock"]))
+    }
+
+    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
+        self.vpcs
+            .get_or_init(|| list_all::<Vpc>(Some(&VPC_FIELD_MASKS)))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
+        get_object::<Service>(
+            "kubernetes",
+            Some("default"),
+            Some(&["spec.clusterIP", "spec.clusterIPs"]),
+        )
+    }
+
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
+        let masks = Some(&VPC_REFERRER_FIELD_MASKS[..]);
+        Ok(match kind {
+            OvnNatKind::DnatRule => list_all::<OvnDnatRule>(masks)?
+                .into_iter()
+                .map(|r| r.0)
+                .collect(),
+            OvnNatKind::SnatRule => list_all::<OvnSnatRule>(masks)?
+                .into_iter()
+                .map(|r| r.0)
+                .collect(),
+            OvnNatKind::Fip => list_all::<OvnFip>(masks)?
+                .into_iter()
+                .map(|r| r.0)
+                .collect(),
+        })
     }
 }
 
@@ -175,6 +293,12 @@ pub struct FakeCluster {
     pub namespaces: Vec<Namespace>,
     /// IPPool names.
     pub ippools: Vec<String>,
+    /// Vpcs.
+    pub vpcs: Vec<Vpc>,
+    /// Service `default/kubernetes`.
+    pub kubernetes_service: Option<Service>,
+    /// OVN NAT rules by kind.
+    pub vpc_referrers: Vec<(OvnNatKind, VpcReferrer)>,
     /// When set, every lookup fails with this text.
     pub fail: Option<String>,
 }
@@ -203,6 +327,31 @@ impl Cluster for FakeCluster {
             .map_or(Ok(self.ippools.iter().any(|p| p == name)), |e| {
                 Err(LookupError(e))
             })
+    }
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+        self.subnets()
+            .map(|all| all.iter().find(|s| s.metadata.name == name).cloned())
+    }
+    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(&self.vpcs), |e| Err(LookupError(e)))
+    }
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(self.kubernetes_service.clone()), |e| Err(LookupError(e)))
+    }
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .vpc_referrers
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, r)| r.clone())
+                .collect()),
+            |e| Err(LookupError(e)),
+        )
     }
 }
 

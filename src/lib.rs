@@ -4,12 +4,17 @@
 
 pub mod cluster;
 pub mod denial;
+pub mod ip_object;
 pub mod net;
 pub mod owner;
 pub mod pod_network;
 pub mod resources;
 pub mod settings;
 pub mod static_ip;
+pub mod subnet;
+pub mod subnet_address;
+pub mod vip;
+pub mod vpc;
 pub mod workloads;
 
 use cluster::{Cluster, HostCluster};
@@ -18,6 +23,7 @@ use kubewarden_policy_sdk::{
     accept_request, protocol_version_guest, reject_request, settings::SettingsValidationResponse,
 };
 use owner::WorkloadKind;
+use resources::{Ip, Subnet, Vip, Vpc, decode, null_default};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use settings::Settings;
@@ -68,13 +74,13 @@ struct ValidationRequest<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AdmissionRequest<'a> {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     kind: GroupVersionKind,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     operation: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     name: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     namespace: String,
     #[serde(borrow, default)]
     object: Option<&'a RawValue>,
@@ -84,9 +90,9 @@ struct AdmissionRequest<'a> {
 
 #[derive(Default, Deserialize)]
 struct GroupVersionKind {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     group: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     kind: String,
 }
 
@@ -101,23 +107,24 @@ pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Result<(), Denial> {
 
 fn dispatch(
     request: &AdmissionRequest<'_>,
-    _settings: &Settings,
+    settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     let kind = request.kind.kind.as_str();
     let operation = request.operation.as_str();
+    let (object, old_object) = (request.object, request.old_object);
     match (request.kind.group.as_str(), kind, operation) {
         ("", "Pod", "CREATE") => {
-            workloads::validate_pod(request.object, &request.name, &request.namespace, cluster)
+            workloads::validate_pod(object, &request.name, &request.namespace, cluster)
         }
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet", "CREATE" | "UPDATE")
         | ("batch", "Job" | "CronJob", "CREATE" | "UPDATE") => {
             match WorkloadKind::from_kind(kind) {
                 Some(workload) => workloads::validate_workload(
                     workload,
-                    request.object,
+                    object,
                     if operation == "UPDATE" {
-                        request.old_object
+                        old_object
                     } else {
                         None
                     },
@@ -126,6 +133,40 @@ fn dispatch(
                 ),
                 None => Ok(()),
             }
+        }
+        ("kubeovn.io", "Subnet", _) => {
+            let context = subnet::Context::new(settings, cluster);
+            match operation {
+                "CREATE" => subnet::validate_create(&decode::<Subnet>(kind, object)?, &context),
+                "UPDATE" => {
+                    let new: Subnet = decode(kind, object)?;
+                    let old: Subnet = decode(kind, old_object)?;
+                    subnet::validate_update(&new, &old, &context)
+                }
+                "DELETE" => subnet::validate_delete(&decode(kind, old_object)?),
+                _ => Ok(()),
+            }
+        }
+        ("kubeovn.io", "Vpc", "CREATE") => {
+            vpc::validate_create(&decode::<Vpc>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "Vpc", "UPDATE") => vpc::validate_update(&decode::<Vpc>(kind, object)?),
+        ("kubeovn.io", "Vpc", "DELETE") => {
+            vpc::validate_delete(&decode::<Vpc>(kind, old_object)?, cluster)
+        }
+        ("kubeovn.io", "Vip", "CREATE") => {
+            vip::validate_create(&decode::<Vip>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "Vip", "UPDATE") => {
+            let old: Vip = decode(kind, old_object)?;
+            vip::validate_update(&decode(kind, object)?, &old, cluster)
+        }
+        ("kubeovn.io", "IP", "CREATE") => {
+            ip_object::validate_create(&decode::<Ip>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "IP", "UPDATE") => {
+            let old: Ip = decode(kind, old_object)?;
+            ip_object::validate_update(&decode(kind, object)?, &old, cluster)
         }
         _ => Ok(()),
     }

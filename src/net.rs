@@ -53,6 +53,22 @@ pub struct GoCidr {
     pub ip: IpAddr,
     /// The masked network, in the family Go's `IPNet.Contains` compares in.
     pub net: IpNet,
+    /// The prefix length as written (Go's `Mask.Size()` ones).
+    pub prefix: u8,
+    /// The mask length: 32 for dotted IPv4, 128 otherwise (Go's `Mask.Size()` bits).
+    pub bits: u8,
+}
+
+impl GoCidr {
+    /// A host route (`/32`, `/128`): Go's `ones == bits`.
+    pub fn is_host(&self) -> bool {
+        self.prefix == self.bits
+    }
+
+    /// A point-to-point block (`/31`, `/127`): Go's `ones + 1 == bits`.
+    pub fn is_point_to_point(&self) -> bool {
+        self.prefix + 1 == self.bits
+    }
 }
 
 /// Go's `net.ParseCIDR`: the prefix may have leading zeros, must be within
@@ -81,7 +97,12 @@ pub fn parse_cidr(s: &str) -> Option<GoCidr> {
         _ => IpNet::V6(Ipv6Net::new(Ipv6Addr::from(raw.bytes), prefix as u8).ok()?),
     }
     .trunc();
-    Some(GoCidr { ip, net })
+    Some(GoCidr {
+        ip,
+        net,
+        prefix: prefix as u8,
+        bits: bits as u8,
+    })
 }
 
 /// Go's `dtoi` as `ParseCIDR` uses it: decimal digits only, at least one.
@@ -328,6 +349,17 @@ fn before_slash(s: &str) -> &str {
     s.split('/').next().unwrap_or(s)
 }
 
+impl Protocol {
+    /// Kube-OVN's name for the family: `IPv4`, `IPv6` or `Dual`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::V4 => "IPv4",
+            Protocol::V6 => "IPv6",
+            Protocol::Dual => "Dual",
+        }
+    }
+}
+
 /// The family of a parsed address.
 pub fn family(ip: &IpAddr) -> Protocol {
     match ip {
@@ -372,6 +404,83 @@ pub fn cidr_contain_ip(cidrs: &str, ips: &str) -> bool {
         }
     }
     true
+}
+
+/// Kube-OVN's `util.CIDROverlap(a, b)`: whether any pair of same-family
+/// blocks of `a` and `b` overlap. Two CIDR blocks overlap exactly when one
+/// contains the other's network, so this is symmetric; as upstream, a
+/// same-family pair that does not parse makes the whole answer `false`.
+///
+/// ```
+/// use kube_ovn_policy::net::cidr_overlap;
+/// assert!(cidr_overlap("10.16.0.0/16", "10.16.10.0/24"));
+/// assert!(cidr_overlap("10.1.0.0/24,fd00::/112", "fd00::/120"));
+/// assert!(!cidr_overlap("10.16.0.0/24", "10.16.1.0/24"));
+/// ```
+pub fn cidr_overlap(a: &str, b: &str) -> bool {
+    for block_a in a.split(',') {
+        for block_b in b.split(',') {
+            if check_protocol(block_a) != check_protocol(block_b) {
+                continue;
+            }
+            let (Some(x), Some(y)) = (parse_cidr(block_a), parse_cidr(block_b)) else {
+                return false;
+            };
+            if nets_overlap(&x.net, &y.net) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether two networks share an address (one contains the other).
+pub fn nets_overlap(a: &IpNet, b: &IpNet) -> bool {
+    a.contains(&b.network()) || b.contains(&a.network())
+}
+
+/// Kube-OVN's `util.IP2BigInt`: the address as a number (4 bytes for IPv4,
+/// 16 for IPv6), so an IPv4 address is below every non-mapped IPv6 one.
+pub fn ip_number(ip: &IpAddr) -> u128 {
+    match ip {
+        IpAddr::V4(v4) => u128::from(u32::from(*v4)),
+        IpAddr::V6(v6) => u128::from(*v6),
+    }
+}
+
+/// Kube-OVN's `util.SplitStringIP`: the IPv4 and IPv6 parts of `a`, `b` or
+/// `a,b` (empty when absent or when the value is not one of those forms).
+pub fn split_string_ip(value: &str) -> (&str, &str) {
+    match check_protocol(value) {
+        Some(Protocol::Dual) => {
+            let (mut v4, mut v6) = ("", "");
+            for part in value.split(',') {
+                if check_protocol(part) == Some(Protocol::V4) {
+                    v4 = part;
+                } else {
+                    v6 = part;
+                }
+            }
+            (v4, v6)
+        }
+        Some(Protocol::V4) => (value, ""),
+        Some(Protocol::V6) => ("", value),
+        None => ("", ""),
+    }
+}
+
+/// Kube-OVN's `util.IPToString`: the address of `a` or `a/n` as Go prints
+/// it, or `""` when neither parses.
+pub fn ip_to_string(value: &str) -> String {
+    parse_cidr(value)
+        .map(|c| c.ip)
+        .or_else(|| parse_ip(value))
+        .map_or_else(String::new, |ip| format_ip(&ip))
+}
+
+/// Kube-OVN's `util.ContainsUppercase`: any upper-case letter.
+pub fn contains_uppercase(s: &str) -> bool {
+    s.chars().any(char::is_uppercase)
 }
 
 /// Go's `net.ParseMAC`: 6-, 8- or 20-byte addresses as `xx:xx:…`,

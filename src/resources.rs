@@ -3,8 +3,25 @@
 //! skipped while decoding, and `null` reads as absent, so a list of thousands
 //! of IP CRs decodes quickly and a field the CRD leaves out never fails it.
 
+use crate::denial::Denial;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
+
+/// Decodes an admission `object` / `oldObject`; `null` or absent is
+/// upstream's "there is no content to decode" (400), and so is any object
+/// that does not decode (400, with the decoder's reason).
+pub fn decode<'a, T: Deserialize<'a>>(
+    kind: &str,
+    object: Option<&'a RawValue>,
+) -> Result<T, Denial> {
+    let raw = object.map(RawValue::get).filter(|raw| raw.trim() != "null");
+    let Some(raw) = raw else {
+        return Err(Denial::bad_request("there is no content to decode"));
+    };
+    serde_json::from_str(raw)
+        .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
+}
 
 /// The metadata fields the policy reads.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -26,9 +43,30 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
-/// Implements `k8s_openapi::Resource` and `ListableResource` for a cluster-scoped kind.
+/// Implements `k8s_openapi::Resource` and `ListableResource` for a kind,
+/// cluster-scoped unless `namespaced` is given.
 macro_rules! cluster_resource {
     ($ty:ty, $group:literal, $version:literal, $kind:literal, $plural:literal) => {
+        cluster_resource!(
+            $ty,
+            $group,
+            $version,
+            $kind,
+            $plural,
+            k8s_openapi::ClusterResourceScope
+        );
+    };
+    ($ty:ty, $group:literal, $version:literal, $kind:literal, $plural:literal, namespaced) => {
+        cluster_resource!(
+            $ty,
+            $group,
+            $version,
+            $kind,
+            $plural,
+            k8s_openapi::NamespaceResourceScope
+        );
+    };
+    ($ty:ty, $group:literal, $version:literal, $kind:literal, $plural:literal, $scope:ty) => {
         impl k8s_openapi::Resource for $ty {
             const API_VERSION: &'static str = if $group.is_empty() {
                 $version
@@ -39,7 +77,7 @@ macro_rules! cluster_resource {
             const KIND: &'static str = $kind;
             const VERSION: &'static str = $version;
             const URL_PATH_SEGMENT: &'static str = $plural;
-            type Scope = k8s_openapi::ClusterResourceScope;
+            type Scope = $scope;
         }
         impl k8s_openapi::ListableResource for $ty {
             const LIST_KIND: &'static str = concat!($kind, "List");
@@ -80,11 +118,17 @@ pub struct IpSpec {
     /// The IPv6 address, when split.
     #[serde(default, deserialize_with = "null_default")]
     pub v6_ip_address: String,
+    /// The MAC address (read by the IP CR's own UPDATE check).
+    #[serde(default, deserialize_with = "null_default")]
+    pub mac_address: String,
+    /// `""`, `StatefulSet` or `VirtualMachine`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub pod_type: String,
 }
 
 cluster_resource!(Ip, "kubeovn.io", "v1", "IP", "ips");
 
-/// `kubeovn.io/v1` Subnet, with the fields the pod checks read.
+/// `kubeovn.io/v1` Subnet, with the fields the checks read.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 pub struct Subnet {
     /// `metadata`
@@ -93,13 +137,16 @@ pub struct Subnet {
     /// `spec`
     #[serde(default, deserialize_with = "null_default")]
     pub spec: SubnetSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: SubnetStatus,
 }
 
-/// The `spec` fields of a Subnet that the static-IP checks read.
+/// The `spec` fields of a Subnet that the checks read.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct SubnetSpec {
-    /// `a/b` or `v4/x,v6/y`.
+    /// `a/b` or `v4/x,v6/y`; empty for a MAC-only underlay subnet.
     #[serde(default, deserialize_with = "null_default")]
     pub cidr_block: String,
     /// `a` or `v4,v6`.
@@ -111,6 +158,183 @@ pub struct SubnetSpec {
     /// The cluster's default subnet.
     #[serde(default, deserialize_with = "null_default")]
     pub default: bool,
+    /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc: String,
+    /// The underlay VLAN, if any.
+    #[serde(default, deserialize_with = "null_default")]
+    pub vlan: String,
+    /// `IPv4`, `IPv6`, `Dual`, `Mac` or empty.
+    #[serde(default, deserialize_with = "null_default")]
+    pub protocol: String,
+    /// Reserved addresses: `ip` or `a..b`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub exclude_ips: Vec<String>,
+    /// CIDRs allowed to reach a private subnet.
+    #[serde(default, deserialize_with = "null_default")]
+    pub allow_subnets: Vec<String>,
+    /// `distributed`, `centralized` or empty.
+    #[serde(default, deserialize_with = "null_default")]
+    pub gateway_type: String,
+    /// Interface MTU; 0 when unset.
+    #[serde(default, deserialize_with = "null_default")]
+    pub mtu: u32,
+    /// SNAT outgoing traffic.
+    #[serde(default, deserialize_with = "null_default")]
+    pub nat_outgoing: bool,
+    /// `ip` or `v4,v6` of an external egress gateway.
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_egress_gateway: String,
+    /// The policy-routing table of the external egress gateway.
+    #[serde(
+        rename = "policyRoutingTableID",
+        default,
+        deserialize_with = "null_default"
+    )]
+    pub policy_routing_table_id: u32,
+    /// Virtual IPs that must lie in the CIDR.
+    #[serde(default, deserialize_with = "null_default")]
+    pub vips: Vec<String>,
+    /// Use a logical gateway.
+    #[serde(default, deserialize_with = "null_default")]
+    pub logical_gateway: bool,
+    /// Underlay-to-overlay interconnection.
+    #[serde(default, deserialize_with = "null_default")]
+    pub u2o_interconnection: bool,
+    /// The u2o interconnection address.
+    #[serde(
+        rename = "u2oInterconnectionIP",
+        default,
+        deserialize_with = "null_default"
+    )]
+    pub u2o_interconnection_ip: String,
+    /// `u2oFeatures`
+    #[serde(default, deserialize_with = "null_default")]
+    pub u2o_features: U2oFeatures,
+    /// `natOutgoingPolicyRules`
+    #[serde(default, deserialize_with = "null_default")]
+    pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule>,
+}
+
+/// `spec.u2oFeatures`
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct U2oFeatures {
+    /// Route only overlay traffic through the u2o port.
+    #[serde(default, deserialize_with = "null_default")]
+    pub overlay_only_routing: bool,
+}
+
+/// One `spec.natOutgoingPolicyRules` entry: only its match is validated.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct NatOutgoingPolicyRule {
+    /// `match`
+    #[serde(rename = "match", default, deserialize_with = "null_default")]
+    pub matches: NatOutgoingPolicyMatch,
+}
+
+/// `match` of a NAT outgoing policy rule.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct NatOutgoingPolicyMatch {
+    /// `srcIPs`: comma-separated IPs or CIDRs.
+    #[serde(rename = "srcIPs", default, deserialize_with = "null_default")]
+    pub src_ips: String,
+    /// `dstIPs`: comma-separated IPs or CIDRs.
+    #[serde(rename = "dstIPs", default, deserialize_with = "null_default")]
+    pub dst_ips: String,
+}
+
+/// The `status` counters a Subnet UPDATE or DELETE reads.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct SubnetStatus {
+    /// `v4usingIPs`
+    #[serde(rename = "v4usingIPs", default)]
+    pub v4_using_ips: BigInt,
+    /// `v6usingIPs`
+    #[serde(rename = "v6usingIPs", default)]
+    pub v6_using_ips: BigInt,
+}
+
+impl SubnetStatus {
+    /// Whether any address of either family is in use.
+    pub fn ips_in_use(&self) -> bool {
+        !self.v4_using_ips.is_zero() || !self.v6_using_ips.is_zero()
+    }
+}
+
+/// Kube-OVN's `internal.BigInt` counter as JSON carries it: a number or a
+/// quoted number, `null` meaning zero. Only whether it is zero matters here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BigInt {
+    nonzero: bool,
+}
+
+impl BigInt {
+    /// Whether the counter is zero.
+    pub fn is_zero(&self) -> bool {
+        !self.nonzero
+    }
+
+    /// Reads the JSON text as `BigInt.UnmarshalJSON` does: an integer, or a
+    /// float with an integral value, optionally quoted; `None` when invalid.
+    pub fn parse(json: &str) -> Option<Self> {
+        if json == "null" {
+            return Some(BigInt::default());
+        }
+        let text = json
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or(json);
+        decimal_is_zero(text).map(|zero| BigInt { nonzero: !zero })
+    }
+}
+
+/// Whether a decimal number (`-12`, `7.0`, `1e3`) is zero; `None` when it
+/// is not a number or not an integer.
+fn decimal_is_zero(text: &str) -> Option<bool> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => {
+            let exp = &unsigned[at + 1..];
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Saturate: an exponent beyond any digit count decides the same way.
+            let magnitude = digits
+                .parse::<i64>()
+                .unwrap_or(i64::MAX / 2)
+                .min(i64::MAX / 2);
+            let exp = if exp.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            };
+            (&unsigned[..at], exp)
+        }
+        None => (unsigned, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = || int_part.bytes().chain(frac_part.bytes());
+    if int_part.len() + frac_part.len() == 0 || !digits().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Digits at or after the decimal point (shifted by the exponent) must be zero.
+    let point = i64::try_from(int_part.len())
+        .unwrap_or(i64::MAX)
+        .saturating_add(exponent);
+    let integral = digits()
+        .enumerate()
+        .all(|(i, b)| b == b'0' || i64::try_from(i).unwrap_or(i64::MAX) < point);
+    integral.then(|| digits().all(|b| b == b'0'))
+}
+
+impl<'de> Deserialize<'de> for BigInt {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
+        BigInt::parse(raw.get())
+            .ok_or_else(|| serde::de::Error::custom(format!("invalid big integer: {}", raw.get())))
+    }
 }
 
 cluster_resource!(Subnet, "kubeovn.io", "v1", "Subnet", "subnets");
@@ -134,3 +358,233 @@ pub struct Namespace {
 }
 
 cluster_resource!(Namespace, "", "v1", "Namespace", "namespaces");
+
+/// `kubeovn.io/v1` Vpc.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Vpc {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: VpcSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: VpcStatus,
+}
+
+/// The `spec` fields of a Vpc that the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct VpcSpec {
+    /// Namespaces allowed to use this (custom) VPC.
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespaces: Vec<String>,
+    /// `staticRoutes`
+    #[serde(default, deserialize_with = "null_default")]
+    pub static_routes: Vec<StaticRoute>,
+    /// `policyRoutes`
+    #[serde(default, deserialize_with = "null_default")]
+    pub policy_routes: Vec<PolicyRoute>,
+    /// `vpcPeerings`
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc_peerings: Vec<VpcPeering>,
+    /// BFD on the VPC's router (NAT gateways may only enable BFD with it).
+    #[serde(default, deserialize_with = "null_default")]
+    pub enable_bfd: bool,
+}
+
+/// One `spec.staticRoutes` entry.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct StaticRoute {
+    /// `policyDst`, `policySrc` or empty.
+    #[serde(default, deserialize_with = "null_default")]
+    pub policy: String,
+    /// An IP or a CIDR.
+    #[serde(default, deserialize_with = "null_default")]
+    pub cidr: String,
+    /// `nextHopIP`
+    #[serde(rename = "nextHopIP", default, deserialize_with = "null_default")]
+    pub next_hop_ip: String,
+}
+
+/// One `spec.policyRoutes` entry.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct PolicyRoute {
+    /// `allow`, `drop` or `reroute`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub action: String,
+    /// `nextHopIP`: comma-separated for ECMP reroutes.
+    #[serde(rename = "nextHopIP", default, deserialize_with = "null_default")]
+    pub next_hop_ip: String,
+}
+
+/// One `spec.vpcPeerings` entry.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct VpcPeering {
+    /// `localConnectIP`: a CIDR.
+    #[serde(rename = "localConnectIP", default, deserialize_with = "null_default")]
+    pub local_connect_ip: String,
+}
+
+/// The `status` fields of a Vpc that the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct VpcStatus {
+    /// The VPC's router is up.
+    #[serde(default, deserialize_with = "null_default")]
+    pub standby: bool,
+    /// The default VPC (`ovn-cluster`).
+    #[serde(default, deserialize_with = "null_default")]
+    pub default: bool,
+    /// Subnets in the VPC.
+    #[serde(default, deserialize_with = "null_default")]
+    pub subnets: Vec<String>,
+}
+
+cluster_resource!(Vpc, "kubeovn.io", "v1", "Vpc", "vpcs");
+
+/// `kubeovn.io/v1` Vip.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Vip {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: VipSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: VipStatus,
+}
+
+/// Every `spec` field of a Vip: an UPDATE is checked when any of them changed.
+/// Lists keep `null` apart from `[]`, as Go's `reflect.DeepEqual` does.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct VipSpec {
+    /// `namespace`
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespace: String,
+    /// `subnet`
+    #[serde(default, deserialize_with = "null_default")]
+    pub subnet: String,
+    /// `type`
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    pub vip_type: String,
+    /// `v4ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v4ip: String,
+    /// `v6ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v6ip: String,
+    /// `macAddress`
+    #[serde(default, deserialize_with = "null_default")]
+    pub mac_address: String,
+    /// `selector`
+    #[serde(default)]
+    pub selector: Option<Vec<String>>,
+    /// `attachSubnets`
+    #[serde(default)]
+    pub attach_subnets: Option<Vec<String>>,
+}
+
+/// `status` of a Vip: a MAC is set once it is assigned.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct VipStatus {
+    /// `mac`
+    #[serde(default, deserialize_with = "null_default")]
+    pub mac: String,
+}
+
+cluster_resource!(Vip, "kubeovn.io", "v1", "Vip", "vips");
+
+/// `v1` Service: the apiserver's ClusterIPs (I9).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Service {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: ServiceSpec,
+}
+
+/// The `spec` fields of a Service that the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// `clusterIP`
+    #[serde(rename = "clusterIP", default, deserialize_with = "null_default")]
+    pub cluster_ip: String,
+    /// `clusterIPs`: one per family.
+    #[serde(rename = "clusterIPs", default, deserialize_with = "null_default")]
+    pub cluster_ips: Vec<String>,
+}
+
+impl Service {
+    /// The ClusterIPs, `clusterIPs` first; headless (`None`) and empty skipped.
+    pub fn cluster_ips(&self) -> Vec<&str> {
+        let listed: Vec<&str> = if self.spec.cluster_ips.is_empty() {
+            vec![self.spec.cluster_ip.as_str()]
+        } else {
+            self.spec.cluster_ips.iter().map(String::as_str).collect()
+        };
+        listed
+            .into_iter()
+            .filter(|ip| !ip.is_empty() && *ip != "None")
+            .collect()
+    }
+}
+
+cluster_resource!(Service, "", "v1", "Service", "services", namespaced);
+
+/// An OVN NAT rule (OvnDnatRule, OvnSnatRule, OvnFip) as a Vpc DELETE reads
+/// it: the VPC it is in, from `status.vpc` or else `spec.vpc`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct VpcReferrer {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec.vpc`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: VpcField,
+    /// `status.vpc`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: VpcField,
+}
+
+/// A `{"vpc": …}` part of an object.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct VpcField {
+    /// `vpc`
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc: String,
+}
+
+impl VpcReferrer {
+    /// The VPC the rule is in: `status.vpc`, else `spec.vpc`.
+    pub fn vpc(&self) -> &str {
+        if self.status.vpc.is_empty() {
+            &self.spec.vpc
+        } else {
+            &self.status.vpc
+        }
+    }
+}
+
+/// Declares a kind that a Vpc DELETE lists, decoded as a [`VpcReferrer`].
+macro_rules! vpc_referrer_kind {
+    ($ty:ident, $kind:literal, $plural:literal) => {
+        #[doc = concat!("`kubeovn.io/v1` ", $kind, ", read as a [`VpcReferrer`].")]
+        #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+        #[serde(transparent)]
+        pub struct $ty(pub VpcReferrer);
+        cluster_resource!($ty, "kubeovn.io", "v1", $kind, $plural);
+    };
+}
+
+vpc_referrer_kind!(OvnDnatRule, "OvnDnatRule", "ovn-dnat-rules");
+vpc_referrer_kind!(OvnSnatRule, "OvnSnatRule", "ovn-snat-rules");
+vpc_referrer_kind!(OvnFip, "OvnFip", "ovn-fips");

@@ -4,7 +4,7 @@
 use crate::cluster::Cluster;
 use crate::denial::Denial;
 use crate::owner::{OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload};
-use crate::resources::null_default;
+use crate::resources::{decode, null_default};
 use crate::static_ip::{self, Request, Subject};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -68,19 +68,6 @@ impl WorkloadObject {
             _ => &self.spec.template.metadata.annotations,
         }
     }
-}
-
-/// Decodes an admission object; `null` or absent is upstream's "no content".
-pub fn decode<'a, T: Deserialize<'a>>(
-    kind: &str,
-    object: Option<&'a RawValue>,
-) -> Result<T, Denial> {
-    let raw = object.map(RawValue::get).filter(|raw| raw.trim() != "null");
-    let Some(raw) = raw else {
-        return Err(Denial::bad_request("there is no content to decode"));
-    };
-    serde_json::from_str(raw)
-        .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
 }
 
 /// A Pod CREATE: the pod's own annotations, owner and controlling workload.

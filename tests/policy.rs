@@ -33,6 +33,10 @@ const VALIDATED_KINDS: &[&str] = &[
     "DaemonSet",
     "Job",
     "CronJob",
+    "Subnet",
+    "Vpc",
+    "Vip",
+    "IP",
 ];
 
 #[test]
@@ -63,7 +67,10 @@ fn conformance_cases() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(passed >= 60, "only {passed} Pod/workload cases ran");
+    assert!(
+        passed >= 170,
+        "only {passed} cases of the validated kinds ran"
+    );
 }
 
 fn pod(annotations: Value) -> Value {
@@ -394,6 +401,285 @@ fn example_request_in_test_data_is_denied() {
             Some(
                 "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
             )
+        )
+    );
+}
+
+fn subnet_request(operation: &str, object: Value, old_object: Value) -> Value {
+    json!({
+        "uid": "0002",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Subnet"},
+        "resource": {"group": "kubeovn.io", "version": "v1", "resource": "subnets"},
+        "operation": operation,
+        "name": object["metadata"]["name"].as_str().or(old_object["metadata"]["name"].as_str()),
+        "object": object,
+        "oldObject": old_object,
+    })
+}
+
+fn new_subnet(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": name}, "spec": spec})
+}
+
+fn operations(calls: &[testhost::HostCall]) -> Vec<String> {
+    calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c.operation,
+                c.payload["kind"].as_str().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn subnet_create_lists_subnets_and_vpcs_with_field_masks() {
+    let request = subnet_request(
+        "CREATE",
+        new_subnet(
+            "app",
+            json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
+        ),
+        Value::Null,
+    );
+    let (verdict, calls) = policy()
+        .validate(
+            &request,
+            &json!({"kubernetesServiceIP": "10.96.0.1"}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+    assert_eq!(
+        operations(&calls),
+        ["list_resources_all Subnet", "list_resources_all Vpc"]
+    );
+    assert_eq!(
+        calls[0].payload["field_masks"],
+        json!([
+            "spec.cidrBlock",
+            "spec.default",
+            "spec.externalEgressGateway",
+            "spec.gateway",
+            "spec.namespaces",
+            "spec.policyRoutingTableID",
+            "spec.vlan",
+            "spec.vpc"
+        ])
+    );
+    assert_eq!(
+        calls[1].payload["field_masks"],
+        json!(["spec.namespaces", "status.default", "status.standby"])
+    );
+
+    // Overlap with ovn-default, whose vpc is set, while the new one's is empty (I8).
+    let request = subnet_request(
+        "CREATE",
+        new_subnet("app", json!({"cidrBlock": "10.16.8.0/24"})),
+        Value::Null,
+    );
+    let (verdict, calls) = policy()
+        .validate(
+            &request,
+            &json!({"kubernetesServiceIP": "10.96.0.1"}),
+            cluster(),
+        )
+        .expect("answer");
+    assert_eq!(
+        (verdict.accepted, verdict.code, verdict.message.as_deref()),
+        (
+            false,
+            Some(409),
+            Some(
+                "subnet app cidr 10.16.8.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16"
+            )
+        )
+    );
+    assert_eq!(operations(&calls), ["list_resources_all Subnet"]);
+}
+
+#[test]
+fn subnet_apiserver_address_comes_from_the_kubernetes_service() {
+    let mut with_service = cluster();
+    with_service
+        .push(
+            "services",
+            json!({"apiVersion": "v1", "kind": "Service",
+                   "metadata": {"name": "kubernetes", "namespace": "default"},
+                   "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"]}}),
+        )
+        .expect("service");
+    let request = subnet_request(
+        "CREATE",
+        new_subnet("svc", json!({"cidrBlock": "10.96.0.0/24"})),
+        Value::Null,
+    );
+    let (verdict, calls) = policy()
+        .validate(&request, &json!({}), with_service)
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (
+            Some(403),
+            Some("subnet svc cidr 10.96.0.0/24 conflicts with k8s apiserver svc ip 10.96.0.1")
+        )
+    );
+    assert_eq!(operations(&calls), ["get_resource Service"]);
+    assert_eq!(calls[0].payload["namespace"], "default");
+    assert_eq!(calls[0].payload["name"], "kubernetes");
+
+    // The Service lookup failing is a 400 naming what could not be read.
+    let mut failing = cluster();
+    failing.fail("v1", "Service", Failure::Error("forbidden".into()));
+    let (verdict, _) = policy()
+        .validate(&request, &json!({}), failing)
+        .expect("answer");
+    assert_eq!(verdict.code, Some(400));
+    assert!(
+        verdict
+            .message
+            .unwrap_or_default()
+            .starts_with("cannot get v1 Service \"default/kubernetes\": "),
+    );
+}
+
+#[test]
+fn subnet_list_failures_are_400_rejections() {
+    let request = subnet_request(
+        "CREATE",
+        new_subnet(
+            "app",
+            json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
+        ),
+        Value::Null,
+    );
+    for (api_version, kind) in [("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc")] {
+        for failure in [
+            Failure::Error("connection refused".into()),
+            Failure::Payload(b"{".to_vec()),
+            Failure::Payload(
+                format!(r#"{{"apiVersion":"{api_version}","kind":"List","items":[]}}"#)
+                    .into_bytes(),
+            ),
+        ] {
+            let mut failing = cluster();
+            failing.fail(api_version, kind, failure.clone());
+            let (verdict, _) = policy()
+                .validate(
+                    &request,
+                    &json!({"kubernetesServiceIP": "10.96.0.1"}),
+                    failing,
+                )
+                .expect("an answer, not a trap");
+            assert_eq!(verdict.code, Some(400), "{kind} {failure:?}");
+            let message = verdict.message.unwrap_or_default();
+            assert!(
+                message.starts_with(&format!("cannot list {api_version} {kind}: ")),
+                "{kind} {failure:?}: {message}"
+            );
+        }
+    }
+}
+
+#[test]
+fn subnet_delete_reads_only_the_old_object() {
+    let old = json!({"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "app"},
+                     "spec": {"cidrBlock": "10.17.0.0/24"}, "status": {"v4usingIPs": "2", "v6usingIPs": 0}});
+    let (verdict, calls) = policy()
+        .validate(
+            &subnet_request("DELETE", Value::Null, old.clone()),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (Some(403), Some("can't delete subnet when any IPs in Using"))
+    );
+    assert!(calls.is_empty(), "{calls:?}");
+    let mut free = old;
+    free["status"]["v4usingIPs"] = json!(0);
+    let (verdict, _) = policy()
+        .validate(
+            &subnet_request("DELETE", Value::Null, free),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+    let (verdict, _) = policy()
+        .validate(
+            &subnet_request("DELETE", Value::Null, Value::Null),
+            &json!({}),
+            cluster(),
+        )
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (Some(400), Some("there is no content to decode"))
+    );
+}
+
+#[test]
+fn vip_and_ip_get_their_subnet_by_name() {
+    let vip = json!({
+        "uid": "0003",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Vip"},
+        "operation": "CREATE",
+        "name": "vip-a",
+        "object": {"apiVersion": "kubeovn.io/v1", "kind": "Vip", "metadata": {"name": "vip-a"},
+                   "spec": {"subnet": "ovn-default", "v4ip": "10.16.0.200"}},
+    });
+    let (verdict, calls) = policy()
+        .validate(&vip, &json!({}), cluster())
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+    assert_eq!(operations(&calls), ["get_resource Subnet"]);
+    assert_eq!(calls[0].payload["name"], "ovn-default");
+    assert_eq!(calls[0].payload["field_masks"], json!(["spec.cidrBlock"]));
+
+    let mut missing = vip.clone();
+    missing["object"]["spec"]["subnet"] = json!("abc");
+    let (verdict, _) = policy()
+        .validate(&missing, &json!({}), cluster())
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (Some(400), Some("Subnet.kubeovn.io \"abc\" not found"))
+    );
+
+    // Not a valid object name: it cannot exist, and it is not asked for.
+    let mut odd = vip;
+    odd["object"]["spec"]["subnet"] = json!("Sub Net");
+    let (verdict, calls) = policy()
+        .validate(&odd, &json!({}), cluster())
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (Some(400), Some("Subnet.kubeovn.io \"Sub Net\" not found"))
+    );
+    assert!(calls.is_empty(), "{calls:?}");
+
+    let ip = json!({
+        "uid": "0004",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "IP"},
+        "operation": "UPDATE",
+        "name": "web-0.default",
+        "object": {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "web-0.default"},
+                   "spec": {"subnet": "ovn-default", "podName": "web-0", "namespace": "default", "v4IpAddress": "10.16.0.9"}},
+        "oldObject": {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "web-0.default"},
+                   "spec": {"subnet": "ovn-default", "podName": "web-0", "namespace": "default", "v4IpAddress": "10.16.0.8"}},
+    });
+    let (verdict, _) = policy()
+        .validate(&ip, &json!({}), cluster())
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (
+            Some(400),
+            Some("ip web-0.default v4IPAddress can not change")
         )
     );
 }

@@ -30,6 +30,7 @@ fn subnet(name: &str, cidr: &str, gateway: &str) -> Subnet {
             gateway: gateway.into(),
             ..SubnetSpec::default()
         },
+        ..Subnet::default()
     }
 }
 
@@ -49,7 +50,7 @@ fn cluster(ips: Vec<Ip>) -> FakeCluster {
         ],
         namespaces: vec![Namespace::default()],
         ippools: vec!["pool-a".into()],
-        fail: None,
+        ..FakeCluster::default()
     }
 }
 

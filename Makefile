@@ -3,15 +3,17 @@
 #   make policy.wasm        build the policy (wasm32-wasip1, release profile)
 #   make run-example        build it and evaluate test_data/pod-static-ip-conflict.json
 #   make test               fmt + lint + unit tests + the compiled policy in a waPC host
+#                           (every conformance case, every e2e.bats case, metadata checks)
 #   make conformance CASES=<dir>   run conformance case files through policy.wasm
 #   make annotated-policy.wasm     needs kwctl (not in any registry; see README)
-#   make e2e-tests          needs kwctl and bats; skipped with a message without kwctl
+#   make e2e-tests          needs kwctl, bats and jq; skipped with a message without kwctl
+#   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
 
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
 HOST_PROFILE := --profile host
 CASES        ?= tests/conformance
-EXAMPLE      ?= test_data/pod-static-ip-conflict.json
+EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
@@ -24,8 +26,13 @@ policy.wasm: $(SOURCES)
 	cp target/$(WASM_TARGET)/release/kube_ovn_policy.wasm policy.wasm
 	@echo "policy.wasm: $$(wc -c < policy.wasm) bytes"
 
+# As `kwctl run --allow-context-aware -r test_data/$(EXAMPLE).json
+# --replay-host-capabilities-interactions test_data/session_$(EXAMPLE).yml`,
+# in this repository's waPC host.
 run-example: policy.wasm
-	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-run -- policy.wasm $(EXAMPLE)
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-run -- policy.wasm \
+		-r test_data/$(EXAMPLE).json \
+		--replay-host-capabilities-interactions test_data/session_$(EXAMPLE).yml
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -46,15 +53,23 @@ test: fmt lint unit-tests host-tests
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
 
+KWCTL_MISSING := kwctl is not installed: it is in no package registry; build it from Kubewarden's source (README, Development)
+
 annotated-policy.wasm: policy.wasm metadata.yml README.md
-	@command -v kwctl >/dev/null || { echo "kwctl is not installed: it is built from Kubewarden's source (see README, 'Tools')"; exit 1; }
+	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
+artifacthub-pkg.yml: metadata.yml
+	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
+	kwctl scaffold artifacthub --metadata-path metadata.yml --output artifacthub-pkg.yml
+
+# The same cases run without kwctl in `make host-tests` (tests/e2e_sessions.rs).
 e2e-tests:
 	@if command -v kwctl >/dev/null; then \
 		$(MAKE) annotated-policy.wasm && bats e2e.bats; \
 	else \
-		echo "e2e-tests skipped: kwctl is not installed (it is in no package registry; see README)"; \
+		echo "e2e-tests skipped: $(KWCTL_MISSING)"; \
+		echo "(the e2e.bats cases still ran in the waPC host: tests/e2e_sessions.rs in make host-tests)"; \
 	fi
 
 clean:

@@ -388,23 +388,6 @@ fn settings_are_validated_with_the_field_named() {
     }
 }
 
-#[test]
-fn example_request_in_test_data_is_denied() {
-    let case =
-        Case::load(&workspace().join("test_data/pod-static-ip-conflict.json")).expect("example");
-    let verdict = case.run(policy()).expect("answer");
-    assert_eq!(
-        (verdict.accepted, verdict.code, verdict.message.as_deref()),
-        (
-            false,
-            Some(403),
-            Some(
-                "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
-            )
-        )
-    );
-}
-
 fn subnet_request(operation: &str, object: Value, old_object: Value) -> Value {
     json!({
         "uid": "0002",

@@ -8,9 +8,12 @@
 
 pub mod case;
 pub mod cluster;
+pub mod e2e;
+pub mod session;
 
 use cluster::ClusterState;
 use serde::Deserialize;
+use session::Session;
 use std::error::Error;
 use std::sync::{Arc, Mutex};
 use wapc::WapcHost;
@@ -28,6 +31,37 @@ pub struct HostCall {
     pub payload: serde_json::Value,
     /// The number of bytes answered (0 for an error).
     pub response_bytes: usize,
+    /// The answer: the text the guest received, or the host error.
+    pub response: Result<String, String>,
+}
+
+/// Where a host call's answer comes from.
+pub enum Backend {
+    /// Computed from cluster objects, as the policy-server would.
+    Cluster(ClusterState),
+    /// Replayed from a kwctl session, in order.
+    Session(Session),
+}
+
+impl Backend {
+    fn answer(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, BoxError> {
+        match self {
+            Backend::Cluster(cluster) => cluster.answer(operation, payload),
+            Backend::Session(session) => session.answer(operation, payload),
+        }
+    }
+}
+
+impl From<ClusterState> for Backend {
+    fn from(cluster: ClusterState) -> Self {
+        Backend::Cluster(cluster)
+    }
+}
+
+impl From<Session> for Backend {
+    fn from(session: Session) -> Self {
+        Backend::Session(session)
+    }
 }
 
 /// The policy's answer, as `validate` returned it.
@@ -60,10 +94,9 @@ pub struct Policy {
     pub wasm_bytes: usize,
 }
 
-/// What the host callback shares with the test: the cluster and a call log.
-#[derive(Default)]
+/// What the host callback shares with the test: the backend and a call log.
 struct HostState {
-    cluster: ClusterState,
+    backend: Backend,
     calls: Vec<HostCall>,
 }
 
@@ -93,10 +126,10 @@ impl Policy {
     }
 
     /// A fresh instance (what the policy-server does for every evaluation)
-    /// whose host calls are answered from `cluster`.
-    pub fn instance(&self, cluster: ClusterState) -> Result<Instance, BoxError> {
+    /// whose host calls are answered by `backend`.
+    pub fn instance(&self, backend: impl Into<Backend>) -> Result<Instance, BoxError> {
         let state = Arc::new(Mutex::new(HostState {
-            cluster,
+            backend: backend.into(),
             calls: Vec::new(),
         }));
         let shared = state.clone();
@@ -104,12 +137,16 @@ impl Policy {
             move |_id: u64, binding: &str, namespace: &str, operation: &str, payload: &[u8]| {
                 let mut state = shared.lock().map_err(|_| "host state poisoned")?;
                 let answer =
-                    answer_host_call(&state.cluster, binding, namespace, operation, payload);
+                    answer_host_call(&state.backend, binding, namespace, operation, payload);
                 if binding == "kubewarden" && namespace == "kubernetes" {
                     state.calls.push(HostCall {
                         operation: operation.to_string(),
                         payload: serde_json::from_slice(payload).unwrap_or(serde_json::Value::Null),
                         response_bytes: answer.as_ref().map_or(0, Vec::len),
+                        response: match &answer {
+                            Ok(bytes) => Ok(String::from_utf8_lossy(bytes).into_owned()),
+                            Err(e) => Err(e.to_string()),
+                        },
                     });
                 }
                 answer
@@ -124,9 +161,9 @@ impl Policy {
         &self,
         request: &serde_json::Value,
         settings: &serde_json::Value,
-        cluster: ClusterState,
+        backend: impl Into<Backend>,
     ) -> Result<(Verdict, Vec<HostCall>), BoxError> {
-        let instance = self.instance(cluster)?;
+        let instance = self.instance(backend)?;
         let verdict = instance.validate(request, settings)?;
         Ok((verdict, instance.take_calls()))
     }
@@ -162,6 +199,14 @@ impl Instance {
         Ok(serde_json::from_slice(&raw)?)
     }
 
+    /// Exchanges of a replayed session that were never asked for (0 for a cluster).
+    pub fn unused_exchanges(&self) -> usize {
+        self.state.lock().map_or(0, |s| match &s.backend {
+            Backend::Session(session) => session.remaining(),
+            Backend::Cluster(_) => 0,
+        })
+    }
+
     /// The host calls made so far, emptying the log.
     pub fn take_calls(&self) -> Vec<HostCall> {
         self.state
@@ -172,14 +217,14 @@ impl Instance {
 }
 
 fn answer_host_call(
-    cluster: &ClusterState,
+    backend: &Backend,
     binding: &str,
     namespace: &str,
     operation: &str,
     payload: &[u8],
 ) -> Result<Vec<u8>, BoxError> {
     match (binding, namespace) {
-        ("kubewarden", "kubernetes") => cluster.answer(operation, payload),
+        ("kubewarden", "kubernetes") => backend.answer(operation, payload),
         // Logging goes to the host's log; tests have nothing to do with it.
         ("kubewarden", "tracing") => Ok(Vec::new()),
         _ => Err(format!("unknown host capability {binding}/{namespace}/{operation}").into()),

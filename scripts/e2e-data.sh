@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Regenerates the e2e requests and replay sessions in test_data/ from
+# conformance cases: each request is the case's AdmissionRequest, and each
+# session holds the host calls the policy really makes for it, answered from
+# the case's cluster (recorded by kop-run in kwctl's session format).
+#
+#   scripts/e2e-data.sh            (after `make policy.wasm`)
+#
+# test_data/session_pod-ip-lookup-fails.yml and the settings_*.yaml files
+# are written by hand and not touched here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cases=(
+  "pod-static-ip-conflict       240-seed-example-conflict"
+  "pod-static-ip-free           004-pod-e2e-static-ip-success"
+  "pod-dual-stack-conflict      011-pod-dual-stack-conflict-on-v4"
+  "pod-ippool-conflict          037-pod-ippool-single-ip-conflict"
+  "pod-ippool-name-missing      035-pod-ippool-name-missing"
+  "deployment-ippool-conflict   076-deployment-ippool-conflict"
+  "deployment-ippool-free       077-deployment-ippool-free"
+  "subnet-overlap               159-subnet-overlap-ovn-default-same-vpc"
+  "subnet-adjacent              164-subnet-adjacent-no-overlap-allowed"
+  "subnet-apiserver-ip          287-i9-apiserver-ip-from-service-lookup"
+  "subnet-delete-in-use         192-subnet-delete-with-v6-ips-in-use"
+  "vpc-same-name-as-subnet      194-vpc-create-same-name-as-subnet"
+  "vpc-valid                    195-vpc-validate-valid-vpc"
+  "vip-not-in-subnet            213-vip-e2e-v4-not-in-subnet"
+  "vip-valid                    214-vip-create-valid"
+  "ip-unsupported-pod-type      238-ipcr-create-unsupported-podtype"
+)
+
+for line in "${cases[@]}"; do
+  read -r name case <<<"$line"
+  cargo run --locked --profile host -q -p testhost --bin kop-run -- policy.wasm \
+    -r "tests/conformance/$case.json" \
+    --save-request "test_data/$name.json" \
+    --record-host-capabilities-interactions "test_data/session_$name.yml" >/dev/null
+  echo "test_data/$name.json, test_data/session_$name.yml"
+done

@@ -6,8 +6,7 @@
 #
 #   scripts/e2e-data.sh            (after `make policy.wasm`)
 #
-# test_data/session_pod-ip-lookup-fails.yml and the settings_*.yaml files
-# are written by hand and not touched here.
+# The settings_*.yaml files are written by hand and not touched here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,3 +37,11 @@ for line in "${cases[@]}"; do
     --record-host-capabilities-interactions "test_data/session_$name.yml" >/dev/null
   echo "test_data/$name.json, test_data/session_$name.yml"
 done
+
+# The seed request again, with the IP list failing as it does when the
+# policy-server's ServiceAccount may not list IPs.
+cargo run --locked --profile host -q -p testhost --bin kop-run -- policy.wasm \
+  -r tests/conformance/240-seed-example-conflict.json \
+  --fail 'kubeovn.io/v1/IP=ips.kubeovn.io is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot list resource "ips" in API group "kubeovn.io" at the cluster scope' \
+  --record-host-capabilities-interactions test_data/session_pod-ip-lookup-fails.yml >/dev/null
+echo "test_data/session_pod-ip-lookup-fails.yml"

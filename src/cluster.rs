@@ -5,18 +5,26 @@
 //! unit tests. Each lookup is made at most once per evaluation and only when
 //! a check needs it; results are memoised for the rest of the evaluation.
 //! Kube-OVN's kinds are cluster-scoped, so they are listed with
-//! `list_all_resources` (served from the policy-server's watch cache) or
+//! `list_resources_all` (served from the policy-server's watch cache) or
 //! fetched with `get_resource` and no namespace.
+//!
+//! The answers are decoded here rather than by the SDK's typed helpers, so
+//! that IP objects are read with borrowed strings and only those of the
+//! subnet asked about are kept, and so that the same code runs natively
+//! (benchmarks, fuzzing) over any [`Host`].
 
 use crate::denial::Denial;
 use crate::net::go_quote;
 use crate::resources::{
-    Ip, IpPool, Namespace, OvnDnatRule, OvnFip, OvnSnatRule, Service, Subnet, Vpc, VpcReferrer,
+    Ip, IpPool, IpRef, Namespace, OvnDnatRule, OvnFip, OvnSnatRule, Service, Subnet, Vpc,
+    VpcReferrer,
 };
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
-    GetResourceRequest, ListAllResourcesRequest, get_resource, list_all_resources,
+    GetResourceRequest, ListAllResourcesRequest,
 };
-use std::cell::OnceCell;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
 /// A lookup that failed: what could not be read, and why.
@@ -31,15 +39,17 @@ impl From<LookupError> for Denial {
 
 /// What the checks may ask of the cluster.
 pub trait Cluster {
-    /// Every `kubeovn.io/v1` IP CR.
-    fn ips(&self) -> Result<&[Ip], LookupError>;
+    /// The `kubeovn.io/v1` IP CRs whose `spec.subnet` is `subnet`, in no
+    /// particular order. Not memoised: callers keep what they need.
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError>;
     /// Every `kubeovn.io/v1` Subnet.
     fn subnets(&self) -> Result<&[Subnet], LookupError>;
     /// The Namespace of that name, `None` when it does not exist.
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError>;
     /// Whether the `kubeovn.io/v1` IPPool of that name exists.
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError>;
-    /// The `kubeovn.io/v1` Subnet of that name (its CIDR), `None` when it does not exist.
+    /// The `kubeovn.io/v1` Subnet of that name (its CIDR and gateway), `None`
+    /// when it does not exist.
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
     /// Every `kubeovn.io/v1` Vpc.
     fn vpcs(&self) -> Result<&[Vpc], LookupError>;
@@ -100,89 +110,220 @@ pub const SUBNET_FIELD_MASKS: [&str; 8] = [
     "spec.vpc",
 ];
 
+/// The fields of a Subnet fetched by name: what I6 and the Vip and IP checks read.
+pub const SUBNET_GET_FIELD_MASKS: [&str; 2] = ["spec.cidrBlock", "spec.gateway"];
+
+/// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
+pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
+
 /// The fields of a Vpc a Subnet CREATE reads.
 pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "status.standby"];
 
 /// The fields of an OVN NAT rule a Vpc DELETE reads.
 pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
 
+/// The channel to the policy-server's Kubernetes host capabilities.
+pub trait Host {
+    /// One `kubewarden/kubernetes/<operation>` call: the request's JSON in,
+    /// the answer's bytes out, or the host's error.
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The waPC host of the policy-server (or of `kwctl`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wapc;
+
+impl Host for Wapc {
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        wapc_guest::host_call("kubewarden", "kubernetes", operation, payload)
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// The cluster as the policy-server's Kubernetes host capabilities show it.
-#[derive(Default)]
-pub struct HostCluster {
-    ips: OnceCell<Result<Vec<Ip>, LookupError>>,
+pub struct HostCluster<H: Host = Wapc> {
+    host: H,
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     namespace: OnceCell<Result<Option<Namespace>, LookupError>>,
+    /// IP CRs without the subnet label, shared by every subnet asked about.
+    unlabelled_ips: RefCell<Option<Vec<u8>>>,
 }
 
-impl HostCluster {
-    /// A view that has looked nothing up yet.
+impl HostCluster<Wapc> {
+    /// A view through the waPC host that has looked nothing up yet.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_host(Wapc)
     }
 }
 
-fn list_all<T>(field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
-where
-    T: k8s_openapi::ListableResource + serde::de::DeserializeOwned + Clone,
-{
-    let kind = T::KIND;
-    let request = ListAllResourcesRequest {
-        api_version: T::API_VERSION.to_string(),
-        kind: kind.to_string(),
-        label_selector: None,
-        field_selector: None,
-        field_masks: field_masks.map(|m| m.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>()),
-    };
-    list_all_resources::<T>(&request)
-        .map(|list| list.items)
-        .map_err(|e| LookupError(format!("cannot list {} {}: {}", T::API_VERSION, kind, e)))
+impl Default for HostCluster<Wapc> {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
-/// Gets an object (`namespace` is `None` for a cluster-scoped kind);
-/// `Ok(None)` when it does not exist. A name that is not a valid object name
-/// cannot exist, so it is not asked for.
-fn get_object<T>(
-    name: &str,
-    namespace: Option<&str>,
-    field_masks: Option<&[&str]>,
-) -> Result<Option<T>, LookupError>
-where
-    T: k8s_openapi::Resource + serde::de::DeserializeOwned + Clone,
-{
-    let kind = T::KIND;
-    if !is_dns1123_subdomain(name) {
-        return Ok(None);
-    }
-    let request = GetResourceRequest {
-        api_version: T::API_VERSION.to_string(),
-        kind: kind.to_string(),
-        name: name.to_string(),
-        namespace: namespace.map(str::to_string),
-        disable_cache: false,
-        field_masks: field_masks.map(|m| m.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>()),
-    };
-    match get_resource::<T>(&request) {
-        Ok(object) => Ok(Some(object)),
-        Err(e) => {
-            let text = e.to_string();
-            if is_not_found(&text) {
-                Ok(None)
-            } else {
-                let shown = match namespace {
-                    Some(ns) => format!("{ns}/{name}"),
-                    None => name.to_string(),
-                };
-                Err(LookupError(format!(
-                    "cannot get {} {} {:?}: {}",
-                    T::API_VERSION,
-                    kind,
-                    shown,
-                    text
-                )))
-            }
+impl<H: Host> HostCluster<H> {
+    /// A view through any host that has looked nothing up yet.
+    pub fn with_host(host: H) -> Self {
+        HostCluster {
+            host,
+            subnets: OnceCell::new(),
+            vpcs: OnceCell::new(),
+            namespace: OnceCell::new(),
+            unlabelled_ips: RefCell::new(None),
         }
     }
+
+    /// One `list_resources_all` call; the answer's bytes.
+    fn list_raw<T: k8s_openapi::Resource>(
+        &self,
+        label_selector: Option<String>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Vec<u8>, LookupError> {
+        let request = ListAllResourcesRequest {
+            api_version: T::API_VERSION.to_string(),
+            kind: T::KIND.to_string(),
+            label_selector,
+            field_selector: None,
+            field_masks: masks(field_masks),
+        };
+        let fail =
+            |why: String| LookupError(format!("cannot list {} {}: {why}", T::API_VERSION, T::KIND));
+        let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
+        self.host.call("list_resources_all", &payload).map_err(|e| {
+            fail(format!(
+                "error invoking host capability kubernetes.list_resources_all: {e}"
+            ))
+        })
+    }
+
+    /// Lists every object of a kind.
+    fn list_all<T>(&self, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
+    where
+        T: k8s_openapi::ListableResource + serde::de::DeserializeOwned,
+    {
+        let raw = self.list_raw::<T>(None, field_masks)?;
+        decode_list::<T, T>(&raw)
+    }
+
+    /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
+    /// `Ok(None)` when it does not exist. A name that is not a valid object
+    /// name cannot exist, so it is not asked for.
+    fn get_object<T>(
+        &self,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Option<T>, LookupError>
+    where
+        T: k8s_openapi::Resource + serde::de::DeserializeOwned,
+    {
+        if !is_dns1123_subdomain(name) {
+            return Ok(None);
+        }
+        let shown = match namespace {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.to_string(),
+        };
+        let fail = |why: String| {
+            LookupError(format!(
+                "cannot get {} {} {:?}: {why}",
+                T::API_VERSION,
+                T::KIND,
+                shown
+            ))
+        };
+        let request = GetResourceRequest {
+            api_version: T::API_VERSION.to_string(),
+            kind: T::KIND.to_string(),
+            name: name.to_string(),
+            namespace: namespace.map(str::to_string),
+            disable_cache: false,
+            field_masks: masks(field_masks),
+        };
+        let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
+        match self.host.call("get_resource", &payload) {
+            Ok(raw) => serde_json::from_slice(&raw)
+                .map(Some)
+                .map_err(|e| fail(format!("error deserializing get resource response: {e}"))),
+            Err(text) if is_not_found(&text) => Ok(None),
+            Err(text) => Err(fail(format!(
+                "error invoking host capability kubernetes.get_resource: {text}"
+            ))),
+        }
+    }
+}
+
+fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
+    field_masks.map(|m| m.iter().map(|s| s.to_string()).collect())
+}
+
+/// A `{Kind}List` answer: its kind is checked, its items decoded as `I`.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "I: Deserialize<'de>"))]
+struct ListAnswer<'a, I> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default = "Vec::new")]
+    items: Vec<I>,
+}
+
+/// Decodes a list answer of kind `T`, each item as `I` (`T` itself, or a
+/// lighter borrowed view of it).
+fn decode_list<'a, T, I>(raw: &'a [u8]) -> Result<Vec<I>, LookupError>
+where
+    T: k8s_openapi::ListableResource,
+    I: Deserialize<'a>,
+{
+    let fail = |why: String| {
+        LookupError(format!(
+            "cannot list {} {}: error deserializing list all resources response: {why}",
+            T::API_VERSION,
+            T::KIND
+        ))
+    };
+    let list: ListAnswer<'a, I> = serde_json::from_slice(raw).map_err(|e| fail(e.to_string()))?;
+    if let Some(kind) = list.kind.filter(|k| k != T::LIST_KIND) {
+        return Err(fail(format!(
+            "invalid value: string {kind:?}, expected {}",
+            T::LIST_KIND
+        )));
+    }
+    if let Some(version) = list.api_version.filter(|v| v != T::API_VERSION) {
+        return Err(fail(format!(
+            "invalid value: string {version:?}, expected {}",
+            T::API_VERSION
+        )));
+    }
+    Ok(list.items)
+}
+
+/// The IP CRs of `subnet` in a raw IP list answer, decoded with borrowed
+/// strings; only those kept are copied.
+fn ips_of_subnet(raw: &[u8], subnet: &str, into: &mut Vec<Ip>) -> Result<(), LookupError> {
+    let items: Vec<IpRef<'_>> = decode_list::<Ip, IpRef<'_>>(raw)?;
+    into.extend(
+        items
+            .iter()
+            .filter(|ip| ip.spec.subnet.as_ref() == subnet)
+            .map(IpRef::to_owned),
+    );
+    Ok(())
+}
+
+/// A valid Kubernetes label value: at most 63 characters, alphanumerics
+/// with `-`, `_` and `.` inside. Only such a value may go into a selector: the
+/// policy-server's watch retries an invalid one forever.
+pub fn is_label_value(value: &str) -> bool {
+    let b = value.as_bytes();
+    b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b.first().is_none_or(u8::is_ascii_alphanumeric)
+        && b.last().is_none_or(u8::is_ascii_alphanumeric)
 }
 
 /// The text upstream's informer cache gives for a missing object,
@@ -215,17 +356,37 @@ pub fn is_dns1123_subdomain(name: &str) -> bool {
         && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
-impl Cluster for HostCluster {
-    fn ips(&self) -> Result<&[Ip], LookupError> {
-        self.ips
-            .get_or_init(|| list_all::<Ip>(Some(&IP_FIELD_MASKS)))
-            .as_deref()
-            .map_err(Clone::clone)
+impl<H: Host> Cluster for HostCluster<H> {
+    /// With a subnet name that is a valid label value, two narrow lists: the
+    /// IP CRs labelled with the subnet, and those without the label at all
+    /// (an IP CR written by hand, before kube-ovn-controller labels it).
+    /// Otherwise the whole list.
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+        let mut found = Vec::new();
+        if !is_label_value(subnet) || subnet.is_empty() {
+            let raw = self.list_raw::<Ip>(None, Some(&IP_FIELD_MASKS))?;
+            ips_of_subnet(&raw, subnet, &mut found)?;
+            return Ok(found);
+        }
+        let labelled = self.list_raw::<Ip>(
+            Some(format!("{SUBNET_LABEL}={subnet}")),
+            Some(&IP_FIELD_MASKS),
+        )?;
+        ips_of_subnet(&labelled, subnet, &mut found)?;
+        let mut unlabelled = self.unlabelled_ips.borrow_mut();
+        if unlabelled.is_none() {
+            *unlabelled =
+                Some(self.list_raw::<Ip>(Some(format!("!{SUBNET_LABEL}")), Some(&IP_FIELD_MASKS))?);
+        }
+        if let Some(raw) = unlabelled.as_deref() {
+            ips_of_subnet(raw, subnet, &mut found)?;
+        }
+        Ok(found)
     }
 
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.subnets
-            .get_or_init(|| list_all::<Subnet>(Some(&SUBNET_FIELD_MASKS)))
+            .get_or_init(|| self.list_all::<Subnet>(Some(&SUBNET_FIELD_MASKS)))
             .as_deref()
             .map_err(Clone::clone)
     }
@@ -233,29 +394,30 @@ impl Cluster for HostCluster {
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
         // An evaluation concerns one namespace (the request's), so one slot is enough.
         self.namespace
-            .get_or_init(|| get_object::<Namespace>(name, None, None))
+            .get_or_init(|| self.get_object::<Namespace>(name, None, None))
             .as_ref()
             .map(Option::as_ref)
             .map_err(Clone::clone)
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        get_object::<IpPool>(name, None, None).map(|pool| pool.is_some())
+        self.get_object::<IpPool>(name, None, None)
+            .map(|pool| pool.is_some())
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        get_object::<Subnet>(name, None, Some(&["spec.cidrBlock"]))
+        self.get_object::<Subnet>(name, None, Some(&SUBNET_GET_FIELD_MASKS))
     }
 
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {
         self.vpcs
-            .get_or_init(|| list_all::<Vpc>(Some(&VPC_FIELD_MASKS)))
+            .get_or_init(|| self.list_all::<Vpc>(Some(&VPC_FIELD_MASKS)))
             .as_deref()
             .map_err(Clone::clone)
     }
 
     fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
-        get_object::<Service>(
+        self.get_object::<Service>(
             "kubernetes",
             Some("default"),
             Some(&["spec.clusterIP", "spec.clusterIPs"]),
@@ -265,15 +427,18 @@ impl Cluster for HostCluster {
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
         let masks = Some(&VPC_REFERRER_FIELD_MASKS[..]);
         Ok(match kind {
-            OvnNatKind::DnatRule => list_all::<OvnDnatRule>(masks)?
+            OvnNatKind::DnatRule => self
+                .list_all::<OvnDnatRule>(masks)?
                 .into_iter()
                 .map(|r| r.0)
                 .collect(),
-            OvnNatKind::SnatRule => list_all::<OvnSnatRule>(masks)?
+            OvnNatKind::SnatRule => self
+                .list_all::<OvnSnatRule>(masks)?
                 .into_iter()
                 .map(|r| r.0)
                 .collect(),
-            OvnNatKind::Fip => list_all::<OvnFip>(masks)?
+            OvnNatKind::Fip => self
+                .list_all::<OvnFip>(masks)?
                 .into_iter()
                 .map(|r| r.0)
                 .collect(),
@@ -305,10 +470,16 @@ pub struct FakeCluster {
 
 #[cfg(test)]
 impl Cluster for FakeCluster {
-    fn ips(&self) -> Result<&[Ip], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.ips), |e| Err(LookupError(e)))
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .ips
+                .iter()
+                .filter(|ip| ip.spec.subnet == subnet)
+                .cloned()
+                .collect()),
+            |e| Err(LookupError(e)),
+        )
     }
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.fail

@@ -128,6 +128,118 @@ pub struct IpSpec {
 
 cluster_resource!(Ip, "kubeovn.io", "v1", "IP", "ips");
 
+/// An IP CR as an IP list answer holds it, with strings borrowed from the
+/// answer where they have no escapes: lists of thousands decode without
+/// copying, and only the CRs a check keeps become [`Ip`]s.
+#[derive(Debug, Default, Deserialize)]
+pub struct IpRef<'a> {
+    /// `metadata`
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    pub metadata: MetaRef<'a>,
+    /// `spec`
+    #[serde(borrow, default, deserialize_with = "null_default")]
+    pub spec: IpSpecRef<'a>,
+}
+
+/// The `metadata.name` of a borrowed object.
+#[derive(Debug, Default, Deserialize)]
+pub struct MetaRef<'a> {
+    /// `name`
+    #[serde(borrow, default)]
+    pub name: Str<'a>,
+}
+
+/// The [`IpSpec`] fields, borrowed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSpecRef<'a> {
+    /// `podName`
+    #[serde(borrow, default)]
+    pub pod_name: Str<'a>,
+    /// `namespace`
+    #[serde(borrow, default)]
+    pub namespace: Str<'a>,
+    /// `subnet`
+    #[serde(borrow, default)]
+    pub subnet: Str<'a>,
+    /// `ipAddress`
+    #[serde(borrow, default)]
+    pub ip_address: Str<'a>,
+    /// `v4IpAddress`
+    #[serde(borrow, default)]
+    pub v4_ip_address: Str<'a>,
+    /// `v6IpAddress`
+    #[serde(borrow, default)]
+    pub v6_ip_address: Str<'a>,
+}
+
+impl IpRef<'_> {
+    /// The owned [`Ip`] with the same fields.
+    pub fn to_owned(&self) -> Ip {
+        let spec = &self.spec;
+        Ip {
+            metadata: Meta {
+                name: self.metadata.name.to_string(),
+                ..Meta::default()
+            },
+            spec: IpSpec {
+                pod_name: spec.pod_name.to_string(),
+                namespace: spec.namespace.to_string(),
+                subnet: spec.subnet.to_string(),
+                ip_address: spec.ip_address.to_string(),
+                v4_ip_address: spec.v4_ip_address.to_string(),
+                v6_ip_address: spec.v6_ip_address.to_string(),
+                ..IpSpec::default()
+            },
+        }
+    }
+}
+
+/// A JSON string borrowed from the input when it has no escapes, copied
+/// when it has; `null` reads as empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Str<'a>(pub std::borrow::Cow<'a, str>);
+
+impl AsRef<str> for Str<'_> {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Str<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Str(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Str(std::borrow::Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Str(std::borrow::Cow::Owned(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Str::default())
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(Str::default())
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// `kubeovn.io/v1` Subnet, with the fields the checks read.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 pub struct Subnet {

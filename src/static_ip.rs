@@ -15,6 +15,7 @@ use crate::resources::{Ip, Subnet};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
+use std::rc::Rc;
 
 /// The annotation that marks a KubeVirt live-migration target pod.
 pub const MIGRATION_JOB: &str = "kubevirt.io/migrationJobName";
@@ -163,12 +164,12 @@ enum Holder {
 }
 
 /// The IP CRs of one subnet by address, each list in name order (I12).
-type Index<'c> = HashMap<IpAddr, Vec<&'c Ip>>;
+type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
 
 struct Checker<'r, 'c> {
     request: &'r Request<'r>,
     cluster: &'c dyn Cluster,
-    indexes: RefCell<Vec<(String, std::rc::Rc<Index<'c>>)>>,
+    indexes: RefCell<Vec<(String, Rc<Index>)>>,
 }
 
 impl<'c> Checker<'_, 'c> {
@@ -200,7 +201,8 @@ impl<'c> Checker<'_, 'c> {
             .to_string())
     }
 
-    fn index(&self, subnet: &str) -> Result<std::rc::Rc<Index<'c>>, Denial> {
+    /// The IP CRs of a subnet by address, looked up once per subnet.
+    fn index(&self, subnet: &str) -> Result<Rc<Index>, Denial> {
         if let Some((_, index)) = self
             .indexes
             .borrow()
@@ -209,21 +211,17 @@ impl<'c> Checker<'_, 'c> {
         {
             return Ok(index.clone());
         }
-        let mut index: Index<'c> = HashMap::new();
-        for ip in self
-            .cluster
-            .ips()?
-            .iter()
-            .filter(|ip| ip.spec.subnet == subnet)
-        {
-            for address in ip_cr_addresses(ip) {
-                index.entry(address).or_default().push(ip);
+        let mut index = Index::new();
+        for ip in self.cluster.ips_in_subnet(subnet)? {
+            let ip = Rc::new(ip);
+            for address in ip_cr_addresses(&ip) {
+                index.entry(address).or_default().push(ip.clone());
             }
         }
         for holders in index.values_mut() {
             holders.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         }
-        let index = std::rc::Rc::new(index);
+        let index = Rc::new(index);
         self.indexes
             .borrow_mut()
             .push((subnet.to_string(), index.clone()));
@@ -402,11 +400,7 @@ fn check_in_subnet(value: &str, subnet_name: &str, cluster: &dyn Cluster) -> Res
     if value.is_empty() {
         return Ok(());
     }
-    let Some(subnet) = cluster
-        .subnets()?
-        .iter()
-        .find(|s| s.metadata.name == subnet_name)
-    else {
+    let Some(subnet) = cluster.subnet(subnet_name)? else {
         return Ok(());
     };
     let cidr = subnet.spec.cidr_block.as_str();

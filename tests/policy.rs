@@ -119,28 +119,42 @@ fn seed_example_is_denied_with_upstreams_message() {
             "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
         )
     );
-    // The pod names its subnet, so one narrow lookup finds the conflict.
-    let ops: Vec<(&str, &str)> = calls
+    // The pod names its subnet, so two narrow lookups find the conflict: the
+    // IPs labelled with the subnet, and those without the label.
+    let ops: Vec<(&str, &str, &str)> = calls
         .iter()
         .map(|c| {
             (
                 c.operation.as_str(),
                 c.payload["kind"].as_str().unwrap_or_default(),
+                c.payload["label_selector"].as_str().unwrap_or_default(),
             )
         })
         .collect();
-    assert_eq!(ops, [("list_resources_all", "IP")]);
     assert_eq!(
-        calls[0].payload["field_masks"],
-        json!([
-            "spec.ipAddress",
-            "spec.namespace",
-            "spec.podName",
-            "spec.subnet",
-            "spec.v4IpAddress",
-            "spec.v6IpAddress"
-        ])
+        ops,
+        [
+            (
+                "list_resources_all",
+                "IP",
+                "ovn.kubernetes.io/subnet=ovn-default"
+            ),
+            ("list_resources_all", "IP", "!ovn.kubernetes.io/subnet"),
+        ]
     );
+    for call in &calls[..2] {
+        assert_eq!(
+            call.payload["field_masks"],
+            json!([
+                "spec.ipAddress",
+                "spec.namespace",
+                "spec.podName",
+                "spec.subnet",
+                "spec.v4IpAddress",
+                "spec.v6IpAddress"
+            ])
+        );
+    }
 }
 
 #[test]
@@ -168,7 +182,9 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
         [
             "get_resource Namespace",
             "list_resources_all Subnet",
-            "list_resources_all IP"
+            "list_resources_all IP",
+            "list_resources_all IP",
+            "get_resource Subnet"
         ]
     );
 }
@@ -621,7 +637,10 @@ fn vip_and_ip_get_their_subnet_by_name() {
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(operations(&calls), ["get_resource Subnet"]);
     assert_eq!(calls[0].payload["name"], "ovn-default");
-    assert_eq!(calls[0].payload["field_masks"], json!(["spec.cidrBlock"]));
+    assert_eq!(
+        calls[0].payload["field_masks"],
+        json!(["spec.cidrBlock", "spec.gateway"])
+    );
 
     let mut missing = vip.clone();
     missing["object"]["spec"]["subnet"] = json!("abc");
@@ -665,4 +684,59 @@ fn vip_and_ip_get_their_subnet_by_name() {
             Some("ip web-0.default v4IPAddress can not change")
         )
     );
+}
+
+/// The narrowed IP lookups (by the subnet label, plus the unlabelled IPs)
+/// find what the full list finds: every Pod and workload case gives the same
+/// answer when no IP CR carries the label, and when the host ignores label
+/// selectors altogether.
+#[test]
+fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
+    let mut compared = 0;
+    for file in case_files(&workspace().join("tests/conformance")).expect("cases") {
+        let case = Case::load(&file).expect("case");
+        let kind = case.request["kind"]["kind"].as_str().unwrap_or_default();
+        if !VALIDATED_KINDS[..6].contains(&kind) {
+            continue;
+        }
+        let settings = json!({});
+        let (narrow, _) = policy()
+            .validate(
+                &case.request,
+                &settings,
+                ClusterState::from_json(&case.cluster).expect("cluster"),
+            )
+            .expect("answer");
+        let mut unlabelled = ClusterState::from_json(&case.cluster).expect("cluster");
+        unlabelled.strip_labels("ips");
+        let (without_labels, _) = policy()
+            .validate(&case.request, &settings, unlabelled)
+            .expect("answer");
+        assert_eq!(narrow, without_labels, "{}", case.name);
+        compared += 1;
+    }
+    assert!(compared >= 60, "only {compared} cases compared");
+
+    // A subnet name too long for a label value: the whole list is read.
+    let long = "s".repeat(70);
+    let mut cluster = ClusterState::default();
+    cluster
+        .push(
+            "ips",
+            json!({"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "other.default"},
+                   "spec": {"podName": "other", "namespace": "default", "subnet": long, "ipAddress": "10.9.0.5", "v4IpAddress": "10.9.0.5"}}),
+        )
+        .expect("ip");
+    let (verdict, calls) = policy()
+        .validate(
+            &pod(json!({"ovn.kubernetes.io/ip_address": "10.9.0.5", "ovn.kubernetes.io/logical_switch": long})),
+            &json!({}),
+            cluster,
+        )
+        .expect("answer");
+    assert_eq!(
+        verdict.message.as_deref(),
+        Some("annotation static-ip 10.9.0.5 is conflict with ip crd other.default, ip 10.9.0.5")
+    );
+    assert_eq!(calls[0].payload["label_selector"], Value::Null);
 }

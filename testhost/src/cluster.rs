@@ -147,6 +147,19 @@ impl ClusterState {
         Ok(())
     }
 
+    /// Removes the labels of every object under a `KINDS` key (an IP CR
+    /// written by hand, before kube-ovn-controller labels it).
+    pub fn strip_labels(&mut self, key: &str) {
+        let Some(kind) = KINDS.iter().position(|(k, ..)| *k == key) else {
+            return;
+        };
+        for (_, object) in self.objects.iter_mut().filter(|(k, _)| *k == kind) {
+            if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("labels");
+            }
+        }
+    }
+
     /// Makes every lookup of `api_version`/`kind` fail as scripted.
     pub fn fail(&mut self, api_version: &str, kind: &str, failure: Failure) {
         self.failures

@@ -11,6 +11,7 @@
 //!   --settings-json JSON       settings as JSON text
 //!   --allow-context-aware      accepted for kwctl compatibility (lookups are always allowed)
 //!   --save-request FILE        also write the bare AdmissionRequest (to make test_data/ files)
+//!   --fail API_VERSION/KIND=TEXT   every lookup of that kind fails with TEXT (with `cluster`)
 //! ```
 //!
 //! As `kwctl run`, it exits 0 whether the request is accepted or rejected,
@@ -19,7 +20,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use testhost::cluster::ClusterState;
+use testhost::cluster::{ClusterState, Failure};
 use testhost::session::{self, CallbackRequest, Response, Session};
 use testhost::{Backend, BoxError, Policy};
 
@@ -32,6 +33,7 @@ struct Options {
     settings_path: Option<PathBuf>,
     settings_json: Option<String>,
     save_request: Option<PathBuf>,
+    failures: Vec<(String, String, String)>,
 }
 
 fn parse_args() -> Result<Options, BoxError> {
@@ -47,6 +49,18 @@ fn parse_args() -> Result<Options, BoxError> {
             "-s" | "--settings-path" => options.settings_path = Some(value()?.into()),
             "--settings-json" => options.settings_json = Some(value()?),
             "--save-request" => options.save_request = Some(value()?.into()),
+            "--fail" => {
+                let spec = value()?;
+                let (kind, text) = spec.split_once('=').ok_or("--fail API_VERSION/KIND=TEXT")?;
+                let (api_version, kind) = kind
+                    .rsplit_once('/')
+                    .ok_or("--fail API_VERSION/KIND=TEXT")?;
+                options.failures.push((
+                    api_version.to_string(),
+                    kind.to_string(),
+                    text.to_string(),
+                ));
+            }
             "--allow-context-aware" => {}
             other if other.starts_with('-') => return Err(format!("unknown option {other}").into()),
             _ => positional.push(PathBuf::from(arg)),
@@ -106,7 +120,13 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
     }
     let backend: Backend = match &options.replay {
         Some(path) => Session::load(path)?.into(),
-        None => ClusterState::from_json(&cluster)?.into(),
+        None => {
+            let mut state = ClusterState::from_json(&cluster)?;
+            for (api_version, kind, text) in &options.failures {
+                state.fail(api_version, kind, Failure::Error(text.clone()));
+            }
+            state.into()
+        }
     };
     let (verdict, calls) = policy.validate(&request, &settings, backend)?;
     if let Some(path) = &options.record {

@@ -1,0 +1,282 @@
+//! `metadata.yml`, `artifacthub-pkg.yml`, the crate version and the
+//! manifests in `deploy/` agree with each other and with what the policy
+//! really looks up.
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use testhost::Policy;
+use testhost::case::{Case, case_files};
+use testhost::cluster::ClusterState;
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn yaml(path: &str) -> Value {
+    let text = std::fs::read_to_string(workspace().join(path)).expect(path);
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn yaml_documents(path: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(workspace().join(path)).expect(path);
+    serde_yaml::Deserializer::from_str(&text)
+        .map(|doc| serde::Deserialize::deserialize(doc).unwrap_or_else(|e| panic!("{path}: {e}")))
+        .filter(|doc: &Value| !doc.is_null())
+        .collect()
+}
+
+fn metadata() -> &'static Value {
+    static METADATA: OnceLock<Value> = OnceLock::new();
+    METADATA.get_or_init(|| yaml("metadata.yml"))
+}
+
+fn annotation(key: &str) -> &'static str {
+    metadata()["annotations"][key]
+        .as_str()
+        .unwrap_or_else(|| panic!("metadata.yml has no annotation {key}"))
+}
+
+fn crate_version() -> String {
+    let cargo = std::fs::read_to_string(workspace().join("Cargo.toml")).expect("Cargo.toml");
+    cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("version = "))
+        .map(|v| v.trim_matches('"').to_string())
+        .expect("version in Cargo.toml")
+}
+
+fn kinds(list: &Value) -> BTreeSet<(String, String)> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["apiVersion"].as_str().unwrap_or_default().to_string(),
+                r["kind"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// (apiGroup, resource, operation) triples of a list of webhook rules.
+fn rule_triples(rules: &Value) -> BTreeSet<(String, String, String)> {
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for rule in rules.as_array().into_iter().flatten() {
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for operation in strings(&rule["operations"]) {
+                    out.insert((group.clone(), resource.clone(), operation));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn metadata_is_what_kubewarden_expects() {
+    let m = metadata();
+    assert_eq!(m["mutating"], Value::Bool(false));
+    assert_eq!(m["backgroundAudit"], Value::Bool(true));
+    assert_eq!(m["executionMode"], "kubewarden-wapc");
+    assert_eq!(annotation("io.kubewarden.policy.version"), crate_version());
+    let rules = rule_triples(&m["rules"]);
+    for (group, resource, operation) in [
+        ("", "pods", "CREATE"),
+        ("apps", "deployments", "UPDATE"),
+        ("batch", "cronjobs", "CREATE"),
+        ("kubeovn.io", "subnets", "DELETE"),
+        ("kubeovn.io", "vpcs", "DELETE"),
+        ("kubeovn.io", "vips", "UPDATE"),
+        ("kubeovn.io", "ips", "UPDATE"),
+    ] {
+        assert!(
+            rules.contains(&(group.into(), resource.into(), operation.into())),
+            "metadata.yml rules lack {group}/{resource} {operation}"
+        );
+    }
+}
+
+#[test]
+fn artifacthub_package_agrees_with_metadata() {
+    let pkg = yaml("artifacthub-pkg.yml");
+    let version = crate_version();
+    assert_eq!(pkg["version"], version.as_str());
+    assert_eq!(pkg["name"], annotation("io.kubewarden.policy.title"));
+    assert_eq!(pkg["displayName"], annotation("io.artifacthub.displayName"));
+    assert_eq!(
+        pkg["description"],
+        annotation("io.kubewarden.policy.description")
+    );
+    assert_eq!(pkg["license"], annotation("io.kubewarden.policy.license"));
+    assert_eq!(pkg["homeURL"], annotation("io.kubewarden.policy.url"));
+    let image = format!("{}:v{version}", annotation("io.kubewarden.policy.ociUrl"));
+    assert_eq!(pkg["containersImages"][0]["image"], image.as_str());
+    assert!(pkg["install"].as_str().unwrap_or_default().contains(&image));
+    let annotations = &pkg["annotations"];
+    assert_eq!(annotations["kubewarden/mutation"], "false");
+    assert_eq!(
+        annotations["kubewarden/resources"],
+        annotation("io.artifacthub.resources")
+    );
+    let embedded = |key: &str| -> Value {
+        serde_yaml::from_str(annotations[key].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{key}: {e}"))
+    };
+    assert_eq!(embedded("kubewarden/rules"), metadata()["rules"]);
+    assert_eq!(
+        kinds(&embedded("kubewarden/contextAwareResources")),
+        kinds(&metadata()["contextAwareResources"])
+    );
+    let keywords: Vec<&str> = annotation("io.artifacthub.keywords")
+        .split(',')
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        pkg["keywords"],
+        Value::from(keywords.iter().map(|k| Value::from(*k)).collect::<Vec<_>>())
+    );
+}
+
+#[test]
+fn deployment_manifests_stay_within_the_metadata() {
+    let declared_kinds = kinds(&metadata()["contextAwareResources"]);
+    let declared_rules = rule_triples(&metadata()["rules"]);
+    let module = format!(
+        "registry://{}:v{}",
+        annotation("io.kubewarden.policy.ociUrl"),
+        crate_version()
+    );
+    let mut guarded = BTreeSet::new();
+    for file in [
+        "deploy/cluster-admission-policies.yaml",
+        "deploy/ip-objects-policy.yaml",
+    ] {
+        for policy in yaml_documents(file) {
+            let name = policy["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let spec = &policy["spec"];
+            assert_eq!(policy["kind"], "ClusterAdmissionPolicy", "{name}");
+            assert_eq!(spec["module"], module.as_str(), "{name}");
+            assert!(
+                matches!(spec["failurePolicy"].as_str(), Some("Fail" | "Ignore")),
+                "{name}: failurePolicy"
+            );
+            let policy_kinds = kinds(&spec["contextAwareResources"]);
+            assert!(
+                policy_kinds.is_subset(&declared_kinds),
+                "{name}: {:?} not in metadata.yml",
+                policy_kinds.difference(&declared_kinds).collect::<Vec<_>>()
+            );
+            let rules = rule_triples(&spec["rules"]);
+            assert!(
+                rules.is_subset(&declared_rules),
+                "{name}: rules beyond metadata.yml"
+            );
+            guarded.extend(rules);
+        }
+    }
+    assert_eq!(
+        guarded, declared_rules,
+        "every rule of metadata.yml is deployed somewhere"
+    );
+
+    let values = yaml("deploy/kubewarden-defaults-values.yaml");
+    let granted: BTreeSet<(String, String)> = values["policyServer"]["permissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| {
+            let group = p["apiGroup"].as_str().unwrap_or_default().to_string();
+            p["resources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(move |r| (group.clone(), r.to_string()))
+        })
+        .collect();
+    for (api_version, kind) in &declared_kinds {
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        let plural = testhost::cluster::KINDS
+            .iter()
+            .find(|(_, v, k, ..)| v == api_version && k == kind)
+            .map(|(.., plural, _)| *plural)
+            .expect("a known kind");
+        assert!(
+            granted.contains(&(group.to_string(), plural.to_string())),
+            "deploy/kubewarden-defaults-values.yaml does not grant {group}/{plural}"
+        );
+    }
+}
+
+#[test]
+fn every_kind_the_policy_looks_up_is_declared() {
+    let wasm = std::env::var_os("POLICY_WASM")
+        .map_or_else(|| workspace().join("policy.wasm"), PathBuf::from);
+    let policy = Policy::load(&wasm).expect("build it first with `make policy.wasm`");
+    let declared = kinds(&metadata()["contextAwareResources"]);
+    let capabilities: BTreeSet<String> = metadata()["hostCapabilities"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    let mut used = BTreeSet::new();
+    for file in case_files(&workspace().join("tests/conformance")).expect("cases") {
+        let case = Case::load(&file).expect("case");
+        let settings = if case.settings.is_null() {
+            Value::Object(Default::default())
+        } else {
+            case.settings.clone()
+        };
+        let (_, calls) = policy
+            .validate(
+                &case.request,
+                &settings,
+                ClusterState::from_json(&case.cluster).expect("cluster"),
+            )
+            .expect("answer");
+        for call in calls {
+            assert!(
+                capabilities.contains(&format!("kubernetes/{}", call.operation)),
+                "{}: host capability {} is not declared",
+                case.name,
+                call.operation
+            );
+            used.insert((
+                call.payload["api_version"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                call.payload["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            ));
+        }
+    }
+    let undeclared: Vec<_> = used.difference(&declared).collect();
+    assert!(
+        undeclared.is_empty(),
+        "looked up but not declared: {undeclared:?}"
+    );
+    let unused: Vec<_> = declared.difference(&used).collect();
+    assert!(
+        unused.is_empty(),
+        "declared but never looked up by any case: {unused:?}"
+    );
+}

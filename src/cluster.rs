@@ -15,10 +15,7 @@
 
 use crate::denial::Denial;
 use crate::net::go_quote;
-use crate::resources::{
-    Ip, IpPool, IpRef, Namespace, OvnDnatRule, OvnFip, OvnSnatRule, Service, Subnet, Vpc,
-    VpcReferrer,
-};
+use crate::resources::{Ip, IpPool, IpRef, Namespace, Service, Subnet, Vpc, VpcReferrer};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
@@ -76,10 +73,20 @@ impl OvnNatKind {
 
     /// The Kubernetes kind.
     pub fn kind(self) -> &'static str {
-        match self {
-            Self::DnatRule => "OvnDnatRule",
-            Self::SnatRule => "OvnSnatRule",
-            Self::Fip => "OvnFip",
+        self.as_kind().kind
+    }
+
+    /// The kind as lookups name it.
+    pub fn as_kind(self) -> Kind {
+        let (kind, list_kind) = match self {
+            Self::DnatRule => ("OvnDnatRule", "OvnDnatRuleList"),
+            Self::SnatRule => ("OvnSnatRule", "OvnSnatRuleList"),
+            Self::Fip => ("OvnFip", "OvnFipList"),
+        };
+        Kind {
+            api_version: "kubeovn.io/v1",
+            kind,
+            list_kind,
         }
     }
 }
@@ -121,6 +128,29 @@ pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "st
 
 /// The fields of an OVN NAT rule a Vpc DELETE reads.
 pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
+
+/// A kind as lookups name it. The list and get code takes it as a value, so
+/// that it is compiled once per decoded type rather than once per kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    /// `apiVersion`, e.g. `kubeovn.io/v1`.
+    pub api_version: &'static str,
+    /// `kind`, e.g. `IP`.
+    pub kind: &'static str,
+    /// The `kind` of its list, e.g. `IPList`.
+    pub list_kind: &'static str,
+}
+
+impl Kind {
+    /// The kind of a `k8s_openapi` resource type.
+    pub const fn of<T: k8s_openapi::ListableResource>() -> Kind {
+        Kind {
+            api_version: T::API_VERSION,
+            kind: T::KIND,
+            list_kind: T::LIST_KIND,
+        }
+    }
+}
 
 /// The channel to the policy-server's Kubernetes host capabilities.
 pub trait Host {
@@ -176,20 +206,25 @@ impl<H: Host> HostCluster<H> {
     }
 
     /// One `list_resources_all` call; the answer's bytes.
-    fn list_raw<T: k8s_openapi::Resource>(
+    fn list_raw(
         &self,
+        kind: Kind,
         label_selector: Option<String>,
         field_masks: Option<&[&str]>,
     ) -> Result<Vec<u8>, LookupError> {
         let request = ListAllResourcesRequest {
-            api_version: T::API_VERSION.to_string(),
-            kind: T::KIND.to_string(),
+            api_version: kind.api_version.to_string(),
+            kind: kind.kind.to_string(),
             label_selector,
             field_selector: None,
             field_masks: masks(field_masks),
         };
-        let fail =
-            |why: String| LookupError(format!("cannot list {} {}: {why}", T::API_VERSION, T::KIND));
+        let fail = |why: String| {
+            LookupError(format!(
+                "cannot list {} {}: {why}",
+                kind.api_version, kind.kind
+            ))
+        };
         let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
         self.host.call("list_resources_all", &payload).map_err(|e| {
             fail(format!(
@@ -198,13 +233,13 @@ impl<H: Host> HostCluster<H> {
         })
     }
 
-    /// Lists every object of a kind.
-    fn list_all<T>(&self, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
+    /// Lists every object of a kind, each decoded as `T`.
+    fn list_all<T>(&self, kind: Kind, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
     where
-        T: k8s_openapi::ListableResource + serde::de::DeserializeOwned,
+        T: serde::de::DeserializeOwned,
     {
-        let raw = self.list_raw::<T>(None, field_masks)?;
-        decode_list::<T, T>(&raw)
+        let raw = self.list_raw(kind, None, field_masks)?;
+        decode_list::<T>(kind, &raw)
     }
 
     /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
@@ -212,12 +247,13 @@ impl<H: Host> HostCluster<H> {
     /// name cannot exist, so it is not asked for.
     fn get_object<T>(
         &self,
+        kind: Kind,
         name: &str,
         namespace: Option<&str>,
         field_masks: Option<&[&str]>,
     ) -> Result<Option<T>, LookupError>
     where
-        T: k8s_openapi::Resource + serde::de::DeserializeOwned,
+        T: serde::de::DeserializeOwned,
     {
         if !is_dns1123_subdomain(name) {
             return Ok(None);
@@ -229,14 +265,12 @@ impl<H: Host> HostCluster<H> {
         let fail = |why: String| {
             LookupError(format!(
                 "cannot get {} {} {:?}: {why}",
-                T::API_VERSION,
-                T::KIND,
-                shown
+                kind.api_version, kind.kind, shown
             ))
         };
         let request = GetResourceRequest {
-            api_version: T::API_VERSION.to_string(),
-            kind: T::KIND.to_string(),
+            api_version: kind.api_version.to_string(),
+            kind: kind.kind.to_string(),
             name: name.to_string(),
             namespace: namespace.map(str::to_string),
             disable_cache: false,
@@ -271,31 +305,31 @@ struct ListAnswer<'a, I> {
     items: Vec<I>,
 }
 
-/// Decodes a list answer of kind `T`, each item as `I` (`T` itself, or a
-/// lighter borrowed view of it).
-fn decode_list<'a, T, I>(raw: &'a [u8]) -> Result<Vec<I>, LookupError>
+/// Decodes a list answer of `kind`, each item as `I` (the kind's own type,
+/// or a lighter borrowed view of it).
+fn decode_list<'a, I>(kind: Kind, raw: &'a [u8]) -> Result<Vec<I>, LookupError>
 where
-    T: k8s_openapi::ListableResource,
     I: Deserialize<'a>,
 {
     let fail = |why: String| {
         LookupError(format!(
             "cannot list {} {}: error deserializing list all resources response: {why}",
-            T::API_VERSION,
-            T::KIND
+            kind.api_version, kind.kind
         ))
     };
     let list: ListAnswer<'a, I> = serde_json::from_slice(raw).map_err(|e| fail(e.to_string()))?;
-    if let Some(kind) = list.kind.filter(|k| k != T::LIST_KIND) {
+    if let Some(got) = list.kind.filter(|k| k != kind.list_kind) {
         return Err(fail(format!(
-            "invalid value: string {kind:?}, expected {}",
-            T::LIST_KIND
+            "invalid value: string {}, expected {}",
+            go_quote(&got),
+            kind.list_kind
         )));
     }
-    if let Some(version) = list.api_version.filter(|v| v != T::API_VERSION) {
+    if let Some(got) = list.api_version.filter(|v| v != kind.api_version) {
         return Err(fail(format!(
-            "invalid value: string {version:?}, expected {}",
-            T::API_VERSION
+            "invalid value: string {}, expected {}",
+            go_quote(&got),
+            kind.api_version
         )));
     }
     Ok(list.items)
@@ -304,7 +338,7 @@ where
 /// The IP CRs of `subnet` in a raw IP list answer, decoded with borrowed
 /// strings; only those kept are copied.
 fn ips_of_subnet(raw: &[u8], subnet: &str, into: &mut Vec<Ip>) -> Result<(), LookupError> {
-    let items: Vec<IpRef<'_>> = decode_list::<Ip, IpRef<'_>>(raw)?;
+    let items: Vec<IpRef<'_>> = decode_list::<IpRef<'_>>(Kind::of::<Ip>(), raw)?;
     into.extend(
         items
             .iter()
@@ -364,19 +398,23 @@ impl<H: Host> Cluster for HostCluster<H> {
     fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
         let mut found = Vec::new();
         if !is_label_value(subnet) || subnet.is_empty() {
-            let raw = self.list_raw::<Ip>(None, Some(&IP_FIELD_MASKS))?;
+            let raw = self.list_raw(Kind::of::<Ip>(), None, Some(&IP_FIELD_MASKS))?;
             ips_of_subnet(&raw, subnet, &mut found)?;
             return Ok(found);
         }
-        let labelled = self.list_raw::<Ip>(
+        let labelled = self.list_raw(
+            Kind::of::<Ip>(),
             Some(format!("{SUBNET_LABEL}={subnet}")),
             Some(&IP_FIELD_MASKS),
         )?;
         ips_of_subnet(&labelled, subnet, &mut found)?;
         let mut unlabelled = self.unlabelled_ips.borrow_mut();
         if unlabelled.is_none() {
-            *unlabelled =
-                Some(self.list_raw::<Ip>(Some(format!("!{SUBNET_LABEL}")), Some(&IP_FIELD_MASKS))?);
+            *unlabelled = Some(self.list_raw(
+                Kind::of::<Ip>(),
+                Some(format!("!{SUBNET_LABEL}")),
+                Some(&IP_FIELD_MASKS),
+            )?);
         }
         if let Some(raw) = unlabelled.as_deref() {
             ips_of_subnet(raw, subnet, &mut found)?;
@@ -386,7 +424,9 @@ impl<H: Host> Cluster for HostCluster<H> {
 
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.subnets
-            .get_or_init(|| self.list_all::<Subnet>(Some(&SUBNET_FIELD_MASKS)))
+            .get_or_init(|| {
+                self.list_all::<Subnet>(Kind::of::<Subnet>(), Some(&SUBNET_FIELD_MASKS))
+            })
             .as_deref()
             .map_err(Clone::clone)
     }
@@ -394,30 +434,37 @@ impl<H: Host> Cluster for HostCluster<H> {
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
         // An evaluation concerns one namespace (the request's), so one slot is enough.
         self.namespace
-            .get_or_init(|| self.get_object::<Namespace>(name, None, None))
+            .get_or_init(|| self.get_object::<Namespace>(Kind::of::<Namespace>(), name, None, None))
             .as_ref()
             .map(Option::as_ref)
             .map_err(Clone::clone)
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        self.get_object::<IpPool>(name, None, None)
+        // Only its existence matters: nothing of it is decoded.
+        self.get_object::<serde::de::IgnoredAny>(Kind::of::<IpPool>(), name, None, None)
             .map(|pool| pool.is_some())
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        self.get_object::<Subnet>(name, None, Some(&SUBNET_GET_FIELD_MASKS))
+        self.get_object::<Subnet>(
+            Kind::of::<Subnet>(),
+            name,
+            None,
+            Some(&SUBNET_GET_FIELD_MASKS),
+        )
     }
 
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {
         self.vpcs
-            .get_or_init(|| self.list_all::<Vpc>(Some(&VPC_FIELD_MASKS)))
+            .get_or_init(|| self.list_all::<Vpc>(Kind::of::<Vpc>(), Some(&VPC_FIELD_MASKS)))
             .as_deref()
             .map_err(Clone::clone)
     }
 
     fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
         self.get_object::<Service>(
+            Kind::of::<Service>(),
             "kubernetes",
             Some("default"),
             Some(&["spec.clusterIP", "spec.clusterIPs"]),
@@ -425,24 +472,7 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
-        let masks = Some(&VPC_REFERRER_FIELD_MASKS[..]);
-        Ok(match kind {
-            OvnNatKind::DnatRule => self
-                .list_all::<OvnDnatRule>(masks)?
-                .into_iter()
-                .map(|r| r.0)
-                .collect(),
-            OvnNatKind::SnatRule => self
-                .list_all::<OvnSnatRule>(masks)?
-                .into_iter()
-                .map(|r| r.0)
-                .collect(),
-            OvnNatKind::Fip => self
-                .list_all::<OvnFip>(masks)?
-                .into_iter()
-                .map(|r| r.0)
-                .collect(),
-        })
+        self.list_all::<VpcReferrer>(kind.as_kind(), Some(&VPC_REFERRER_FIELD_MASKS))
     }
 }
 

@@ -19,9 +19,7 @@ pub mod workloads;
 
 use cluster::{Cluster, HostCluster};
 use denial::Denial;
-use kubewarden_policy_sdk::{
-    accept_request, protocol_version_guest, reject_request, settings::SettingsValidationResponse,
-};
+use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use owner::WorkloadKind;
 use resources::{Ip, Subnet, Vip, Vpc, decode, null_default};
 use serde::Deserialize;
@@ -41,9 +39,42 @@ pub extern "C" fn wapc_init() {
 /// failure is a rejection with a code, never an `Err` (which the
 /// policy-server would turn into a 500 internal error).
 pub fn validate(payload: &[u8]) -> CallResult {
-    match evaluate(payload, &HostCluster::new()) {
-        Ok(()) => accept_request(),
-        Err(denial) => reject_request(Some(denial.message), Some(denial.code), None, None),
+    let verdict = evaluate(payload, &HostCluster::new());
+    let response = match &verdict {
+        Ok(()) => ValidationResponse::default_accept(),
+        Err(denial) => ValidationResponse {
+            accepted: false,
+            message: Some(&denial.message),
+            code: Some(denial.code),
+            ..ValidationResponse::default_accept()
+        },
+    };
+    Ok(serde_json::to_vec(&response)?)
+}
+
+/// The SDK's `ValidationResponse`, as `accept_request` / `reject_request`
+/// write it, without the `serde_json::Value` of a mutated object a
+/// validating policy never sends (and the code to print it).
+#[derive(serde::Serialize)]
+struct ValidationResponse<'a> {
+    accepted: bool,
+    message: Option<&'a str>,
+    code: Option<u16>,
+    mutated_object: Option<()>,
+    audit_annotations: Option<()>,
+    warnings: Option<()>,
+}
+
+impl ValidationResponse<'_> {
+    fn default_accept() -> Self {
+        ValidationResponse {
+            accepted: true,
+            message: None,
+            code: None,
+            mutated_object: None,
+            audit_annotations: None,
+            warnings: None,
+        }
     }
 }
 

@@ -19,7 +19,7 @@ pub fn decode<'a, T: Deserialize<'a>>(
     let Some(raw) = raw else {
         return Err(Denial::bad_request("there is no content to decode"));
     };
-    serde_json::from_str(raw)
+    serde_json::from_slice(raw.as_bytes())
         .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
 }
 
@@ -685,18 +685,3 @@ impl VpcReferrer {
         }
     }
 }
-
-/// Declares a kind that a Vpc DELETE lists, decoded as a [`VpcReferrer`].
-macro_rules! vpc_referrer_kind {
-    ($ty:ident, $kind:literal, $plural:literal) => {
-        #[doc = concat!("`kubeovn.io/v1` ", $kind, ", read as a [`VpcReferrer`].")]
-        #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-        #[serde(transparent)]
-        pub struct $ty(pub VpcReferrer);
-        cluster_resource!($ty, "kubeovn.io", "v1", $kind, $plural);
-    };
-}
-
-vpc_referrer_kind!(OvnDnatRule, "OvnDnatRule", "ovn-dnat-rules");
-vpc_referrer_kind!(OvnSnatRule, "OvnSnatRule", "ovn-snat-rules");
-vpc_referrer_kind!(OvnFip, "OvnFip", "ovn-fips");

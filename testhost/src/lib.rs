@@ -6,6 +6,7 @@
 //! and field selectors, field masks, get-by-name, "not found", and the
 //! `{Kind}List` envelope, the way the policy-server answers them.
 
+pub mod bench;
 pub mod case;
 pub mod cluster;
 pub mod e2e;
@@ -41,6 +42,8 @@ pub enum Backend {
     Cluster(ClusterState),
     /// Replayed from a kwctl session, in order.
     Session(Session),
+    /// Computed once per distinct request and shared by many instances.
+    Shared(Arc<bench::CachedCluster>),
 }
 
 impl Backend {
@@ -48,6 +51,7 @@ impl Backend {
         match self {
             Backend::Cluster(cluster) => cluster.answer(operation, payload),
             Backend::Session(session) => session.answer(operation, payload),
+            Backend::Shared(cached) => cached.answer(operation, payload).map_err(Into::into),
         }
     }
 }
@@ -98,6 +102,7 @@ pub struct Policy {
 struct HostState {
     backend: Backend,
     calls: Vec<HostCall>,
+    log_calls: bool,
 }
 
 /// A running instance with its own cluster view; reusable across calls.
@@ -131,6 +136,7 @@ impl Policy {
         let state = Arc::new(Mutex::new(HostState {
             backend: backend.into(),
             calls: Vec::new(),
+            log_calls: true,
         }));
         let shared = state.clone();
         let callback =
@@ -138,7 +144,7 @@ impl Policy {
                 let mut state = shared.lock().map_err(|_| "host state poisoned")?;
                 let answer =
                     answer_host_call(&state.backend, binding, namespace, operation, payload);
-                if binding == "kubewarden" && namespace == "kubernetes" {
+                if state.log_calls && binding == "kubewarden" && namespace == "kubernetes" {
                     state.calls.push(HostCall {
                         operation: operation.to_string(),
                         payload: serde_json::from_slice(payload).unwrap_or(serde_json::Value::Null),
@@ -203,8 +209,16 @@ impl Instance {
     pub fn unused_exchanges(&self) -> usize {
         self.state.lock().map_or(0, |s| match &s.backend {
             Backend::Session(session) => session.remaining(),
-            Backend::Cluster(_) => 0,
+            Backend::Cluster(_) | Backend::Shared(_) => 0,
         })
+    }
+
+    /// Whether host calls are logged (on by default; a benchmark turns the
+    /// copying off).
+    pub fn set_call_log(&self, on: bool) {
+        if let Ok(mut state) = self.state.lock() {
+            state.log_calls = on;
+        }
     }
 
     /// The host calls made so far, emptying the log.

@@ -1,0 +1,209 @@
+//! Generated clusters and admission requests for `kop-bench`, shaped as
+//! Kube-OVN writes its objects and as the policy-server hands them over
+//! (`managedFields` stripped), and a host that answers from them.
+
+use crate::BoxError;
+use crate::cluster::ClusterState;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::sync::Mutex;
+
+/// The first address of subnet `j`: subnets are consecutive /18 blocks of
+/// 10.0.0.0/8, room for 16 382 pods each and for 1 000 subnets.
+pub fn subnet_base(j: usize) -> u32 {
+    u32::from(Ipv4Addr::new(10, 0, 0, 0)) + ((j as u32) << 14)
+}
+
+/// The name of subnet `j`.
+pub fn subnet_name(j: usize) -> String {
+    format!("subnet-{j}")
+}
+
+/// The address of pod `i` of a subnet (the gateway is the first address).
+pub fn pod_address(j: usize, i: usize) -> Ipv4Addr {
+    Ipv4Addr::from(subnet_base(j) + 2 + i as u32)
+}
+
+/// A Subnet as kube-ovn-controller leaves it after `formatSubnet`.
+pub fn subnet(name: &str, cidr: &str, gateway: &str) -> Value {
+    json!({
+        "apiVersion": "kubeovn.io/v1", "kind": "Subnet",
+        "metadata": {"name": name, "finalizers": ["kubeovn.io/kube-ovn-controller"],
+                     "uid": "7d0e9a55-6c2b-4d0b-9a53-1c3e0b2f9e11", "resourceVersion": "123456",
+                     "generation": 2, "creationTimestamp": "2026-11-01T10:00:00Z"},
+        "spec": {"default": false, "vpc": "ovn-cluster", "protocol": "IPv4", "cidrBlock": cidr,
+                 "gateway": gateway, "excludeIps": [gateway], "provider": "ovn",
+                 "gatewayType": "distributed", "gatewayNode": "", "natOutgoing": false,
+                 "private": false, "enableLb": true},
+        "status": {"v4availableIPs": 16000, "v4usingIPs": 100, "v6availableIPs": 0, "v6usingIPs": 0,
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "ResourceReady",
+                                   "lastUpdateTime": "2026-11-01T10:00:05Z", "lastTransitionTime": "2026-11-01T10:00:05Z"}]}
+    })
+}
+
+/// An IP CR as `createOrUpdateIPCR` writes it.
+pub fn ip(pod: &str, namespace: &str, subnet: &str, address: Ipv4Addr, node: usize) -> Value {
+    let o = address.octets();
+    let address = address.to_string();
+    json!({
+        "apiVersion": "kubeovn.io/v1", "kind": "IP",
+        "metadata": {"name": format!("{pod}.{namespace}"), "finalizers": ["kubeovn.io/kube-ovn-controller"],
+                     "labels": {"ovn.kubernetes.io/subnet": subnet, "ovn.kubernetes.io/node-name": format!("node-{node}"),
+                                subnet: "", "ovn.kubernetes.io/ip_reserved": "false"},
+                     "uid": "0b7c3f7e-2f4e-4a56-8f3a-5b0d9c1e2a77", "resourceVersion": "987654",
+                     "generation": 1, "creationTimestamp": "2026-11-02T12:00:00Z"},
+        "spec": {"podName": pod, "namespace": namespace, "subnet": subnet, "attachSubnets": [],
+                 "nodeName": format!("node-{node}"), "ipAddress": address, "v4IpAddress": address,
+                 "v6IpAddress": "", "attachIps": [],
+                 "macAddress": format!("00:00:00:{:02x}:{:02x}:{:02x}", o[1], o[2], o[3]),
+                 "attachMacs": [], "containerID": "", "podType": ""}
+    })
+}
+
+/// `ips` IP CRs spread evenly over `subnets` Subnets, with the Subnets.
+pub fn pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, BoxError> {
+    let mut cluster = ClusterState::default();
+    for j in 0..subnets {
+        let base = subnet_base(j);
+        cluster.push(
+            "subnets",
+            subnet(
+                &subnet_name(j),
+                &format!("{}/18", Ipv4Addr::from(base)),
+                &Ipv4Addr::from(base + 1).to_string(),
+            ),
+        )?;
+    }
+    let per_subnet = ips.div_ceil(subnets.max(1));
+    for n in 0..ips {
+        let (j, i) = (n / per_subnet, n % per_subnet);
+        cluster.push(
+            "ips",
+            ip(
+                &format!("web-{j}-{i}"),
+                "default",
+                &subnet_name(j),
+                pod_address(j, i),
+                n % 50,
+            ),
+        )?;
+    }
+    Ok(cluster)
+}
+
+/// `subnets` Subnets of the default VPC with disjoint CIDRs, for an overlap check.
+pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
+    let mut cluster = ClusterState::default();
+    for j in 0..subnets {
+        let base = subnet_base(j);
+        cluster.push(
+            "subnets",
+            subnet(
+                &subnet_name(j),
+                &format!("{}/18", Ipv4Addr::from(base)),
+                &Ipv4Addr::from(base + 1).to_string(),
+            ),
+        )?;
+    }
+    Ok(cluster)
+}
+
+/// A Pod CREATE in `default` with these annotations.
+pub fn pod_request(annotations: Value) -> Value {
+    json!({
+        "uid": "5e3b4c1a-8d2f-4b6e-9a7c-0f1e2d3c4b5a",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "requestKind": {"group": "", "version": "v1", "kind": "Pod"},
+        "requestResource": {"group": "", "version": "v1", "resource": "pods"},
+        "name": "static-web", "namespace": "default", "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin", "groups": ["kubeadm:cluster-admins", "system:authenticated"]},
+        "object": {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "static-web", "namespace": "default", "annotations": annotations,
+                         "labels": {"app": "static-web"}},
+            "spec": {"containers": [{"name": "web", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent",
+                                     "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                                     "resources": {}, "terminationMessagePath": "/dev/termination-log",
+                                     "terminationMessagePolicy": "File"}],
+                     "dnsPolicy": "ClusterFirst", "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority",
+                     "priority": 0, "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                     "securityContext": {}, "serviceAccountName": "default", "terminationGracePeriodSeconds": 30},
+            "status": {"phase": "Pending", "qosClass": "BestEffort"}
+        },
+        "oldObject": null, "dryRun": false,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl-client-side-apply"}
+    })
+}
+
+/// A Deployment CREATE in `default` whose pod template has these annotations.
+pub fn deployment_request(annotations: Value) -> Value {
+    json!({
+        "uid": "6f4c5d2b-9e3a-4c7f-8b8d-1a2b3c4d5e6f",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "name": "static-app", "namespace": "default", "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin"},
+        "object": {
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "static-app", "namespace": "default"},
+            "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "static-app"}},
+                     "template": {"metadata": {"labels": {"app": "static-app"}, "annotations": annotations},
+                                  "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}
+        }
+    })
+}
+
+/// A Subnet CREATE of the default VPC with this CIDR.
+pub fn subnet_request(cidr: &str, gateway: &str) -> Value {
+    json!({
+        "uid": "7a5d6e3c-0f4b-4d8a-9c9e-2b3c4d5e6f70",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Subnet"},
+        "resource": {"group": "kubeovn.io", "version": "v1", "resource": "subnets"},
+        "name": "new-subnet", "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin"},
+        "object": {"apiVersion": "kubeovn.io/v1", "kind": "Subnet",
+                   "metadata": {"name": "new-subnet"},
+                   "spec": {"vpc": "ovn-cluster", "protocol": "IPv4", "cidrBlock": cidr, "gateway": gateway,
+                            "excludeIps": [gateway], "natOutgoing": true, "namespaces": ["team-a"]}}
+    })
+}
+
+/// Host answers computed once per distinct request and then served from
+/// memory, as the policy-server serves lists from its watch caches: the
+/// benchmark measures the policy, not the test host's filtering.
+pub struct CachedCluster {
+    cluster: ClusterState,
+    answers: Mutex<HashMap<HostRequest, Result<Vec<u8>, String>>>,
+}
+
+/// A host call: operation and request payload.
+type HostRequest = (String, Vec<u8>);
+
+impl CachedCluster {
+    /// Serves `cluster`.
+    pub fn new(cluster: ClusterState) -> Self {
+        CachedCluster {
+            cluster,
+            answers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Answers one `kubewarden/kubernetes/<operation>` call.
+    pub fn answer(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        let key = (operation.to_string(), payload.to_vec());
+        let mut answers = self
+            .answers
+            .lock()
+            .map_err(|_| "cache poisoned".to_string())?;
+        answers
+            .entry(key)
+            .or_insert_with(|| {
+                self.cluster
+                    .answer(operation, payload)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+}

@@ -1,0 +1,283 @@
+//! `kop-bench <policy.wasm> [--quick] [--budget-ms N]`: the cost of one decision.
+//!
+//! Runs `policy.wasm` in this repository's waPC host (wasmtime) on generated
+//! clusters, in two modes: a fresh instance per decision, as Kubewarden's
+//! policy-server does, and one warm instance reused (the policy's own work).
+//! The same logic linked natively, over the same host answers, is the floor
+//! for a design that receives JSON. Host answers are computed once per
+//! distinct request and then served from memory, as the policy-server serves
+//! lists from its watch caches. `bytes_in` is what crosses host → guest for
+//! one decision: the ValidationRequest and every lookup's answer.
+//!
+//! The last line is the headline figure: the non-conflicting Pod with 10 000
+//! IP CRs over 1 000 subnets.
+
+use kube_ovn_policy::cluster::{Host, HostCluster};
+use serde_json::{Value, json};
+use std::cell::Cell;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use testhost::bench::{
+    CachedCluster, deployment_request, pod_address, pod_cluster, pod_request, subnet_cluster,
+    subnet_name, subnet_request,
+};
+use testhost::{Backend, BoxError, Policy};
+
+struct Scenario {
+    name: &'static str,
+    ips: usize,
+    subnets: usize,
+    payload: Vec<u8>,
+    cluster: Arc<CachedCluster>,
+    allowed: bool,
+}
+
+/// The figures of one scenario, in microseconds and bytes.
+struct Figures {
+    fresh: (f64, f64),
+    warm: (f64, f64),
+    native: f64,
+    bytes_in: usize,
+}
+
+/// The native policy's view of the host: the same answers, counted.
+struct NativeHost<'a> {
+    cluster: &'a CachedCluster,
+    bytes: Cell<usize>,
+}
+
+impl Host for NativeHost<'_> {
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        let answer = self.cluster.answer(operation, payload)?;
+        self.bytes.set(self.bytes.get() + answer.len());
+        Ok(answer)
+    }
+}
+
+fn payload(request: Value, settings: Value) -> Result<Vec<u8>, BoxError> {
+    Ok(serde_json::to_vec(
+        &json!({"settings": settings, "request": request}),
+    )?)
+}
+
+fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
+    let sizes: &[(usize, usize)] = if quick {
+        &[(0, 10), (100, 10), (1000, 100)]
+    } else {
+        &[
+            (0, 10),
+            (1_000, 10),
+            (10_000, 10),
+            (100_000, 10),
+            (0, 1_000),
+            (1_000, 1_000),
+            (10_000, 1_000),
+            (100_000, 1_000),
+        ]
+    };
+    let mut out = Vec::new();
+    for &(ips, subnets) in sizes {
+        let cluster = Arc::new(CachedCluster::new(pod_cluster(ips, subnets)?));
+        let per_subnet = ips.div_ceil(subnets);
+        let subnet = subnet_name(0);
+        let free = pod_address(0, per_subnet + 7).to_string();
+        out.push(Scenario {
+            name: "pod-static-ip-free",
+            ips,
+            subnets,
+            payload: payload(
+                pod_request(json!({
+                    "ovn.kubernetes.io/logical_switch": subnet,
+                    "ovn.kubernetes.io/ip_address": free,
+                })),
+                json!({}),
+            )?,
+            cluster: cluster.clone(),
+            allowed: true,
+        });
+        if per_subnet > 0 {
+            out.push(Scenario {
+                name: "pod-static-ip-conflict",
+                ips,
+                subnets,
+                payload: payload(
+                    pod_request(json!({
+                        "ovn.kubernetes.io/logical_switch": subnet,
+                        "ovn.kubernetes.io/ip_address": pod_address(0, 0).to_string(),
+                    })),
+                    json!({}),
+                )?,
+                cluster: cluster.clone(),
+                allowed: false,
+            });
+        }
+        let pool: Vec<String> = (10..15)
+            .map(|i| pod_address(0, per_subnet + i).to_string())
+            .collect();
+        out.push(Scenario {
+            name: "deployment-ip-pool-5",
+            ips,
+            subnets,
+            payload: payload(
+                deployment_request(json!({
+                    "ovn.kubernetes.io/logical_switch": subnet,
+                    "ovn.kubernetes.io/ip_pool": pool.join(","),
+                })),
+                json!({}),
+            )?,
+            cluster,
+            allowed: true,
+        });
+    }
+    let overlaps: &[usize] = if quick { &[10] } else { &[10, 1_000] };
+    for &subnets in overlaps {
+        out.push(Scenario {
+            name: "subnet-create",
+            ips: 0,
+            subnets,
+            payload: payload(
+                subnet_request("172.16.0.0/24", "172.16.0.1"),
+                json!({"kubernetesServiceIP": "10.96.0.1"}),
+            )?,
+            cluster: Arc::new(CachedCluster::new(subnet_cluster(subnets)?)),
+            allowed: true,
+        });
+    }
+    Ok(out)
+}
+
+/// Times `f` until the budget is spent (at least `min` runs); the median and
+/// the 99th percentile, in microseconds.
+fn time(
+    budget: Duration,
+    mut f: impl FnMut() -> Result<(), BoxError>,
+) -> Result<(f64, f64), BoxError> {
+    const MIN: usize = 15;
+    const MAX: usize = 20_000;
+    for _ in 0..3 {
+        f()?;
+    }
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < MIN || (start.elapsed() < budget && samples.len() < MAX) {
+        let t = Instant::now();
+        f()?;
+        samples.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    Ok((at(0.5), at(0.99)))
+}
+
+fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, BoxError> {
+    let check = |accepted: bool| -> Result<(), BoxError> {
+        if accepted == s.allowed {
+            Ok(())
+        } else {
+            Err(format!("{}: expected allowed={}, got {accepted}", s.name, s.allowed).into())
+        }
+    };
+    let probe = policy.instance(Backend::Shared(s.cluster.clone()))?;
+    check(probe.validate_raw(&s.payload)?.accepted)?;
+    let answered: usize = probe.take_calls().iter().map(|c| c.response_bytes).sum();
+    let fresh = time(budget, || {
+        let instance = policy.instance(Backend::Shared(s.cluster.clone()))?;
+        instance.set_call_log(false);
+        check(instance.validate_raw(&s.payload)?.accepted)
+    })?;
+    let instance = policy.instance(Backend::Shared(s.cluster.clone()))?;
+    instance.set_call_log(false);
+    let warm = time(budget, || {
+        check(instance.validate_raw(&s.payload)?.accepted)
+    })?;
+    let (native, _) = time(budget, || {
+        let host = NativeHost {
+            cluster: &s.cluster,
+            bytes: Cell::new(0),
+        };
+        let cluster = HostCluster::with_host(host);
+        check(kube_ovn_policy::evaluate(&s.payload, &cluster).is_ok())
+    })?;
+    Ok(Figures {
+        fresh,
+        warm,
+        native,
+        bytes_in: s.payload.len() + answered,
+    })
+}
+
+fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
+    let policy = Policy::load(wasm)?;
+    println!(
+        "{:<24} {:>7} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9}",
+        "scenario",
+        "ips",
+        "subnets",
+        "fresh_med",
+        "fresh_p99",
+        "warm_med",
+        "warm_p99",
+        "native_med",
+        "w/n",
+        "bytes_in"
+    );
+    let mut headline = None;
+    for s in scenarios(quick)? {
+        let f = measure(&policy, &s, budget)?;
+        let ratio = f.warm.0 / f.native;
+        println!(
+            "{:<24} {:>7} {:>7} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>9}",
+            s.name,
+            s.ips,
+            s.subnets,
+            f.fresh.0,
+            f.fresh.1,
+            f.warm.0,
+            f.warm.1,
+            f.native,
+            ratio,
+            f.bytes_in
+        );
+        if s.name == "pod-static-ip-free" && s.ips == 10_000 && s.subnets == 1_000 {
+            headline = Some((f, ratio));
+        }
+    }
+    println!(
+        "(times in µs per decision; wasm module {} bytes)",
+        policy.wasm_bytes
+    );
+    if let Some((f, ratio)) = headline {
+        println!(
+            "bench: ips=10000 subnets=1000 fresh_median_us={:.0} warm_median_us={:.0} native_median_us={:.0} ratio={ratio:.2} bytes_in={} wasm_bytes={}",
+            f.fresh.0, f.warm.0, f.native, f.bytes_in, policy.wasm_bytes
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let budget_ms = args
+        .iter()
+        .position(|a| a == "--budget-ms")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { 200 } else { 1_000 });
+    let Some(wasm) = args
+        .iter()
+        .find(|a| !a.starts_with("--") && a.ends_with(".wasm"))
+    else {
+        eprintln!("usage: kop-bench <policy.wasm> [--quick] [--budget-ms N]");
+        return ExitCode::from(2);
+    };
+    match run(Path::new(wasm), quick, Duration::from_millis(budget_ms)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kop-bench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

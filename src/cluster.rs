@@ -278,9 +278,17 @@ impl<H: Host> HostCluster<H> {
         };
         let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
         match self.host.call("get_resource", &payload) {
-            Ok(raw) => serde_json::from_slice(&raw)
-                .map(Some)
-                .map_err(|e| fail(format!("error deserializing get resource response: {e}"))),
+            Ok(raw) => {
+                let decode_error =
+                    |why: String| fail(format!("error deserializing get resource response: {why}"));
+                let head: TypeHead<'_> =
+                    serde_json::from_slice(&raw).map_err(|e| decode_error(e.to_string()))?;
+                head.check(kind.api_version, kind.kind, false)
+                    .map_err(decode_error)?;
+                serde_json::from_slice(&raw)
+                    .map(Some)
+                    .map_err(|e| decode_error(e.to_string()))
+            }
             Err(text) if is_not_found(&text) => Ok(None),
             Err(text) => Err(fail(format!(
                 "error invoking host capability kubernetes.get_resource: {text}"
@@ -293,6 +301,43 @@ fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
     field_masks.map(|m| m.iter().map(|s| s.to_string()).collect())
 }
 
+/// The `apiVersion` and `kind` of an answer, which must be the ones asked
+/// for: an answer of another kind is the host's error, and reading it as an
+/// object of the kind asked for could admit what the cluster forbids.
+#[derive(Deserialize)]
+struct TypeHead<'a> {
+    #[serde(rename = "apiVersion", borrow, default)]
+    api_version: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
+}
+
+impl TypeHead<'_> {
+    /// `required`: whether an absent field is an error (a list's envelope is
+    /// always typed by the host; a single object may come without its type).
+    fn check(&self, api_version: &str, kind: &str, required: bool) -> Result<(), String> {
+        for (field, got, want) in [
+            ("kind", &self.kind, kind),
+            ("apiVersion", &self.api_version, api_version),
+        ] {
+            match got.as_deref() {
+                Some(got) if got == want => {}
+                Some(got) => {
+                    return Err(format!(
+                        "invalid value: string {}, expected {want}",
+                        go_quote(got)
+                    ));
+                }
+                None if required => {
+                    return Err(format!("missing field `{field}`, expected {want}"));
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A `{Kind}List` answer: its kind is checked, its items decoded as `I`.
 #[derive(Deserialize)]
 #[serde(bound(deserialize = "I: Deserialize<'de>"))]
@@ -301,7 +346,8 @@ struct ListAnswer<'a, I> {
     api_version: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     kind: Option<Cow<'a, str>>,
-    #[serde(default = "Vec::new")]
+    /// Required: an answer without it is not a list, and reading it as an
+    /// empty one would admit what the cluster forbids.
     items: Vec<I>,
 }
 
@@ -318,20 +364,12 @@ where
         ))
     };
     let list: ListAnswer<'a, I> = serde_json::from_slice(raw).map_err(|e| fail(e.to_string()))?;
-    if let Some(got) = list.kind.filter(|k| k != kind.list_kind) {
-        return Err(fail(format!(
-            "invalid value: string {}, expected {}",
-            go_quote(&got),
-            kind.list_kind
-        )));
+    TypeHead {
+        api_version: list.api_version,
+        kind: list.kind,
     }
-    if let Some(got) = list.api_version.filter(|v| v != kind.api_version) {
-        return Err(fail(format!(
-            "invalid value: string {}, expected {}",
-            go_quote(&got),
-            kind.api_version
-        )));
-    }
+    .check(kind.api_version, kind.list_kind, true)
+    .map_err(fail)?;
     Ok(list.items)
 }
 

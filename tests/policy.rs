@@ -740,3 +740,143 @@ fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
     );
     assert_eq!(calls[0].payload["label_selector"], Value::Null);
 }
+
+/// Every lookup, failing every way a host can fail, is a 400 that names
+/// what could not be read; never a trap, never an accept.
+#[test]
+fn every_lookup_failure_is_a_400_naming_the_lookup() {
+    let with_ns = |annotations: Value| pod(annotations);
+    let subnet_create = subnet_request(
+        "CREATE",
+        new_subnet("app", json!({"cidrBlock": "10.17.0.0/24"})),
+        Value::Null,
+    );
+    let vpc_delete = json!({
+        "uid": "0005", "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Vpc"},
+        "operation": "DELETE", "name": "vpc-a",
+        "oldObject": {"apiVersion": "kubeovn.io/v1", "kind": "Vpc", "metadata": {"name": "vpc-a"}, "status": {"subnets": []}},
+    });
+    let vip_create = json!({
+        "uid": "0006", "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Vip"},
+        "operation": "CREATE", "name": "vip-a",
+        "object": {"apiVersion": "kubeovn.io/v1", "kind": "Vip", "metadata": {"name": "vip-a"}, "spec": {"subnet": "ovn-default"}},
+    });
+    // (request, apiVersion, kind, how the message starts)
+    let lookups: Vec<(Value, &str, &str, &str)> = vec![
+        (
+            with_ns(
+                json!({"ovn.kubernetes.io/ip_address": "10.16.0.16", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+            ),
+            "kubeovn.io/v1",
+            "IP",
+            "cannot list kubeovn.io/v1 IP: ",
+        ),
+        (
+            with_ns(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
+            "v1",
+            "Namespace",
+            "cannot get v1 Namespace \"default\": ",
+        ),
+        (
+            with_ns(json!({"ovn.kubernetes.io/ip_pool": "pool-a"})),
+            "kubeovn.io/v1",
+            "IPPool",
+            "cannot get kubeovn.io/v1 IPPool \"pool-a\": ",
+        ),
+        (
+            with_ns(
+                json!({"ovn.kubernetes.io/ip_address": "10.16.0.16", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+            ),
+            "kubeovn.io/v1",
+            "Subnet",
+            "cannot get kubeovn.io/v1 Subnet \"ovn-default\": ",
+        ),
+        (
+            subnet_create.clone(),
+            "kubeovn.io/v1",
+            "Subnet",
+            "cannot list kubeovn.io/v1 Subnet: ",
+        ),
+        (
+            subnet_create.clone(),
+            "kubeovn.io/v1",
+            "Vpc",
+            "cannot list kubeovn.io/v1 Vpc: ",
+        ),
+        (
+            subnet_create,
+            "v1",
+            "Service",
+            "cannot get v1 Service \"default/kubernetes\": ",
+        ),
+        (
+            vpc_delete.clone(),
+            "kubeovn.io/v1",
+            "OvnDnatRule",
+            "cannot list kubeovn.io/v1 OvnDnatRule: ",
+        ),
+        (
+            vpc_delete.clone(),
+            "kubeovn.io/v1",
+            "OvnSnatRule",
+            "cannot list kubeovn.io/v1 OvnSnatRule: ",
+        ),
+        (
+            vpc_delete,
+            "kubeovn.io/v1",
+            "OvnFip",
+            "cannot list kubeovn.io/v1 OvnFip: ",
+        ),
+        (
+            vip_create,
+            "kubeovn.io/v1",
+            "Subnet",
+            "cannot get kubeovn.io/v1 Subnet \"ovn-default\": ",
+        ),
+    ];
+    let failures = |kind: &str| -> Vec<Failure> {
+        vec![
+            Failure::Error("connection refused".into()),
+            Failure::Payload(Vec::new()),
+            Failure::Payload(b"not json".to_vec()),
+            Failure::Payload(b"[1, 2]".to_vec()),
+            Failure::Payload(b"{}".to_vec()),
+            Failure::Payload(br#"{"kind": "WrongList", "items": []}"#.to_vec()),
+            Failure::Payload(
+                format!(r#"{{"kind": "{kind}List", "items": [{{"metadata": 7}}]}}"#).into_bytes(),
+            ),
+            Failure::Payload(br#"{"metadata": {"name": 7}}"#.to_vec()),
+            Failure::Payload(b"\xff\xfe\x00".to_vec()),
+        ]
+    };
+    let mut checked = 0;
+    for (request, api_version, kind, prefix) in &lookups {
+        for failure in failures(kind) {
+            let mut cluster = cluster();
+            cluster.fail(api_version, kind, failure.clone());
+            let (verdict, _) = policy()
+                .validate(request, &json!({}), cluster)
+                .unwrap_or_else(|e| panic!("{kind} {failure:?}: the policy did not answer: {e}"));
+            let message = verdict.message.clone().unwrap_or_default();
+            // A single object may come without its type: `{}` reads as an
+            // empty object of the kind asked for, and of an IPPool only its
+            // existence is read. Everything else rejects.
+            if verdict.accepted && prefix.starts_with("cannot get ") {
+                assert!(
+                    matches!(&failure, Failure::Payload(p)
+                        if p == b"{}" || (*kind == "IPPool" && p.starts_with(b"{\"metadata\""))),
+                    "{kind} {failure:?}: accepted"
+                );
+                continue;
+            }
+            assert!(!verdict.accepted, "{kind} {failure:?}: accepted");
+            assert_eq!(verdict.code, Some(400), "{kind} {failure:?}: {message}");
+            assert!(message.starts_with(prefix), "{kind} {failure:?}: {message}");
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= lookups.len() * 8,
+        "only {checked} failures checked"
+    );
+}

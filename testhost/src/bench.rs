@@ -61,16 +61,18 @@ pub fn ip(pod: &str, namespace: &str, subnet: &str, address: Ipv4Addr, node: usi
     })
 }
 
-/// `ips` IP CRs spread evenly over `subnets` Subnets, with the Subnets.
+/// `ips` IP CRs spread evenly over `subnets` Subnets, with the Subnets: /18s,
+/// or one /12 when there is a single subnet (room for a million pods).
 pub fn pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, BoxError> {
     let mut cluster = ClusterState::default();
+    let prefix = if subnets == 1 { 12 } else { 18 };
     for j in 0..subnets {
         let base = subnet_base(j);
         cluster.push(
             "subnets",
             subnet(
                 &subnet_name(j),
-                &format!("{}/18", Ipv4Addr::from(base)),
+                &format!("{}/{prefix}", Ipv4Addr::from(base)),
                 &Ipv4Addr::from(base + 1).to_string(),
             ),
         )?;

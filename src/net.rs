@@ -735,4 +735,103 @@ mod tests {
         assert_eq!(go_quote("a\nb\u{1}"), "\"a\\nb\\u0001\"");
         assert_eq!(go_quote("é"), "\"é\"");
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeSet;
+
+        /// The reference for Go's `net.ParseIP` (§2.8): `std`'s parsers
+        /// follow the same text rules (no leading zeros, no zones, embedded
+        /// IPv4 only at the end), and Go reads IPv4-mapped IPv6 as IPv4.
+        fn reference(s: &str) -> Option<IpAddr> {
+            if let Ok(v4) = s.parse::<Ipv4Addr>() {
+                return Some(IpAddr::V4(v4));
+            }
+            let v6 = s.parse::<Ipv6Addr>().ok()?;
+            Some(match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => IpAddr::V6(v6),
+            })
+        }
+
+        /// Text that looks like addresses, often is one, often almost.
+        fn address_text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[0-9]{1,4}(\\.[0-9]{1,4}){0,4}",
+                "[0-9a-fA-F]{0,5}(:{1,2}[0-9a-fA-F]{0,5}){0,8}",
+                "[0-9a-f]{0,4}(:[0-9a-f]{0,4}){0,6}:[0-9]{1,3}(\\.[0-9]{1,3}){3}",
+                "::ffff:[0-9]{1,3}(\\.[0-9]{1,3}){3}",
+                "[0-9a-fA-F:.%/ g-]{0,20}",
+                any::<[u8; 4]>().prop_map(|o| Ipv4Addr::from(o).to_string()),
+                any::<[u16; 8]>().prop_map(|g| Ipv6Addr::from(g).to_string()),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+
+            #[test]
+            fn parse_ip_agrees_with_the_reference(s in address_text()) {
+                prop_assert_eq!(parse_ip(&s), reference(&s), "{:?}", s);
+            }
+
+            #[test]
+            fn printing_is_rfc5952_and_round_trips(groups in any::<[u16; 8]>(), zeros in any::<u8>()) {
+                // Runs of zero groups are what RFC 5952 is about: make them common.
+                let mut groups = groups;
+                for (i, g) in groups.iter_mut().enumerate() {
+                    if zeros & (1 << i) != 0 {
+                        *g = 0;
+                    }
+                }
+                let ip = IpAddr::V6(Ipv6Addr::from(groups));
+                let text = format_ip(&ip);
+                prop_assert_eq!(parse_ip(&text), reference(&text));
+                prop_assert_eq!(parse_ip(&text).map(|p| format_ip(&p)), Some(text.clone()));
+                prop_assert_eq!(text.to_lowercase(), text.clone());
+                if let IpAddr::V6(v6) = ip
+                    && v6.to_ipv4_mapped().is_none()
+                {
+                    // std prints RFC 5952 for everything but IPv4-mapped addresses.
+                    prop_assert_eq!(&text, &v6.to_string());
+                    prop_assert_eq!(parse_ip(&text), Some(ip));
+                }
+            }
+
+            #[test]
+            fn ipv4_prints_and_round_trips(octets in any::<[u8; 4]>()) {
+                let ip = IpAddr::V4(Ipv4Addr::from(octets));
+                prop_assert_eq!(parse_ip(&format_ip(&ip)), Some(ip));
+            }
+
+            #[test]
+            fn overlap_is_symmetric_and_agrees_with_brute_force(
+                a in (any::<u8>(), 26u8..=32), b in (any::<u8>(), 26u8..=32),
+                v6 in any::<bool>(),
+            ) {
+                // Blocks inside one /26 (64 addresses), host bits kept as written.
+                let (text, addresses): (Vec<String>, Vec<BTreeSet<u32>>) = [a, b]
+                    .iter()
+                    .map(|&(host, prefix)| {
+                        let host = u32::from(host % 64);
+                        let size = 1u32 << (32 - prefix);
+                        let first = host & !(size - 1);
+                        let text = if v6 {
+                            format!("{}/{}", Ipv6Addr::from(0xfd00_u128 << 112 | u128::from(host)), u32::from(prefix) + 96)
+                        } else {
+                            format!("{}/{prefix}", Ipv4Addr::from(0x0a00_0000 | host))
+                        };
+                        (text, (first..first + size).collect())
+                    })
+                    .unzip();
+                let brute = !addresses[0].is_disjoint(&addresses[1]);
+                prop_assert_eq!(cidr_overlap(&text[0], &text[1]), brute, "{} {}", text[0], text[1]);
+                prop_assert_eq!(cidr_overlap(&text[1], &text[0]), brute);
+                // Another family never overlaps; a dual-stack pair overlaps per family.
+                prop_assert!(!cidr_overlap(&text[0], "fe00::/7,11.0.0.0/8"));
+                prop_assert_eq!(cidr_overlap(&format!("192.168.0.0/16,{}", text[0]), &text[1]), brute);
+            }
+        }
+    }
 }

@@ -3,21 +3,41 @@
 use crate::cluster::is_dns1123_subdomain;
 use crate::net::{Protocol, check_protocol};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
 
 /// The policy's settings. Unknown keys are refused, so a misspelt setting is
 /// an error rather than silently ignored.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Settings {
     /// I8: the VPC a Subnet with an empty `spec.vpc` belongs to.
     pub default_vpc: Option<String>,
     /// I9: the apiserver Service ClusterIP(s), `ip` or `v4,v6`; looked up
     /// from Service `default/kubernetes` when unset.
-    #[serde(rename = "kubernetesServiceIP")]
     pub kubernetes_service_ip: Option<String>,
+}
+
+/// The settings document as it comes, each value kept as text so that a
+/// value of the wrong type is reported with its field's name.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Document<'a> {
+    #[serde(rename = "defaultVpc", borrow, default)]
+    default_vpc: Option<&'a RawValue>,
+    #[serde(rename = "kubernetesServiceIP", borrow, default)]
+    kubernetes_service_ip: Option<&'a RawValue>,
+}
+
+/// A string setting: `null` is unset; anything but a string is refused.
+fn string_field(name: &str, raw: Option<&RawValue>) -> Result<Option<String>, String> {
+    match raw.map(RawValue::get) {
+        None | Some("null") => Ok(None),
+        Some(text) => serde_json::from_str::<String>(text)
+            .map(Some)
+            .map_err(|_| format!("{name}: expected a string, got {text}")),
+    }
 }
 
 impl Settings {
@@ -60,9 +80,18 @@ impl Settings {
         } else if first != Some(&b'{') && first != Some(&b'n') {
             return Err("settings are not valid: expected an object of settings".to_string());
         } else {
-            serde_json::from_slice::<Option<Settings>>(payload)
+            match serde_json::from_slice::<Option<Document<'_>>>(payload)
                 .map_err(|e| format!("settings are not valid: {e}"))?
-                .unwrap_or_default()
+            {
+                None => Settings::default(),
+                Some(doc) => Settings {
+                    default_vpc: string_field("defaultVpc", doc.default_vpc)?,
+                    kubernetes_service_ip: string_field(
+                        "kubernetesServiceIP",
+                        doc.kubernetes_service_ip,
+                    )?,
+                },
+            }
         };
         settings.validate()?;
         Ok(settings)
@@ -101,7 +130,24 @@ mod tests {
             ),
             (
                 r#"{"defaultVpc":7}"#,
-                Err("settings are not valid: invalid type: integer `7`, expected a string"),
+                Err("defaultVpc: expected a string, got 7"),
+            ),
+            (
+                r#"{"defaultVpc":["a"]}"#,
+                Err("defaultVpc: expected a string, got [\"a\"]"),
+            ),
+            (
+                r#"{"kubernetesServiceIP":{"ip":"10.96.0.1"}}"#,
+                Err("kubernetesServiceIP: expected a string, got {\"ip\":\"10.96.0.1\"}"),
+            ),
+            (r#"{"defaultVpc":null,"kubernetesServiceIP":null}"#, Ok(())),
+            (
+                r#"{"kubernetesServiceIP":""}"#,
+                Err("kubernetesServiceIP: \"\" is not an IP address"),
+            ),
+            (
+                r#"{"defaultVpc":"a","defaultVpc":"b"}"#,
+                Err("settings are not valid: duplicate field `defaultVpc`"),
             ),
             (
                 r#"{"kubernetesServiceIP":"10.96.0.300"}"#,

@@ -388,7 +388,7 @@ fn settings_are_validated_with_the_field_named() {
         ),
         (
             json!({"defaultVpc": 3}),
-            Some("settings are not valid: invalid type: integer `3`, expected a string"),
+            Some("defaultVpc: expected a string, got 3"),
         ),
     ];
     for (settings, want) in cases {

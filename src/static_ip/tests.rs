@@ -527,3 +527,115 @@ fn lookup_failures_reject_with_400() {
         Err(Denial::bad_request("cannot list kubeovn.io/v1 IP: boom"))
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An address of ovn-default (10.16.0.0/16, fd00:10:16::/112) that is
+    /// neither its gateway, its network nor its broadcast address.
+    fn v4() -> impl Strategy<Value = String> {
+        (1u8..=254, 2u8..=254).prop_map(|(c, d)| format!("10.16.{c}.{d}"))
+    }
+
+    fn v6() -> impl Strategy<Value = String> {
+        (2u16..=0xffff).prop_map(|h| format!("fd00:10:16::{h:x}"))
+    }
+
+    /// `v4`, `v6` or `v4,v6`, as a static-IP annotation or an IP CR's fields.
+    fn addresses() -> impl Strategy<Value = (Option<String>, Option<String>)> {
+        prop_oneof![
+            v4().prop_map(|a| (Some(a), None)),
+            v6().prop_map(|b| (None, Some(b))),
+            (v4(), v6()).prop_map(|(a, b)| (Some(a), Some(b))),
+        ]
+    }
+
+    fn joined((v4, v6): &(Option<String>, Option<String>)) -> String {
+        [v4, v6]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// An IP CR holding `addresses`, written the way the controller does
+    /// (split fields) or only in the combined field.
+    fn ip_cr(
+        name: &str,
+        subnet: &str,
+        addresses: &(Option<String>, Option<String>),
+        pod: &str,
+        namespace: &str,
+        split: bool,
+    ) -> Ip {
+        let mut cr = ip(name, subnet, &joined(addresses), pod, namespace);
+        if split {
+            cr.spec.v4_ip_address = addresses.0.clone().unwrap_or_default();
+            cr.spec.v6_ip_address = addresses.1.clone().unwrap_or_default();
+        }
+        cr
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A request never conflicts with its own IP CRs (the audit scanner
+        /// replays running pods as CREATE, I11).
+        #[test]
+        fn a_pod_never_conflicts_with_its_own_ip_crs(
+            mine in addresses(),
+            split in any::<bool>(),
+            others in proptest::collection::vec((addresses(), "[a-z]{1,6}"), 0..8),
+        ) {
+            let mut ips = vec![ip_cr("app-1.default", "ovn-default", &mine, "app-1", "default", split)];
+            // Other CRs elsewhere: another subnet, or the same subnet at other addresses.
+            for (i, (theirs, name)) in others.iter().enumerate() {
+                let clash = [&theirs.0, &theirs.1].into_iter().flatten().any(|a| {
+                    [&mine.0, &mine.1].into_iter().flatten().any(|m| m == a)
+                });
+                let subnet = if clash { "subnet-a" } else { "ovn-default" };
+                ips.push(ip_cr(&format!("{name}-{i}.default"), subnet, theirs, name, "default", !split));
+            }
+            let cluster = cluster(ips);
+            let annotation = joined(&mine);
+            let result = pod(
+                &[(IP_ADDRESS, annotation.as_str()), (LOGICAL_SWITCH, "ovn-default")],
+                &cluster,
+            );
+            prop_assert_eq!(result, Ok(()), "{}", annotation);
+        }
+
+        /// Adding an IP CR that holds none of the request's addresses in its
+        /// subnet never turns an accept into a deny.
+        #[test]
+        fn an_unrelated_ip_cr_never_turns_an_accept_into_a_deny(
+            wanted in addresses(),
+            existing in proptest::collection::vec(addresses(), 0..6),
+            added in addresses(),
+            other_subnet in any::<bool>(),
+        ) {
+            let held: Vec<&String> = existing.iter().flat_map(|e| [&e.0, &e.1]).flatten().collect();
+            let wanted_list: Vec<&String> = [&wanted.0, &wanted.1].into_iter().flatten().collect();
+            prop_assume!(wanted_list.iter().all(|w| !held.contains(w)));
+            let mut ips: Vec<Ip> = existing
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ip_cr(&format!("web-{i}.default"), "ovn-default", e, &format!("web-{i}"), "default", true))
+                .collect();
+            let annotation = joined(&wanted);
+            let pairs = [(IP_ADDRESS, annotation.as_str()), (LOGICAL_SWITCH, "ovn-default")];
+            prop_assert_eq!(pod(&pairs, &cluster(ips.clone())), Ok(()));
+            let unrelated = if other_subnet {
+                true
+            } else {
+                [&added.0, &added.1].into_iter().flatten().all(|a| !wanted_list.contains(&a))
+            };
+            prop_assume!(unrelated);
+            let subnet = if other_subnet { "subnet-a" } else { "ovn-default" };
+            ips.push(ip_cr("newcomer.team-b", subnet, &added, "newcomer", "team-b", true));
+            prop_assert_eq!(pod(&pairs, &cluster(ips)), Ok(()));
+        }
+    }
+}

@@ -6,6 +6,7 @@
 #                           (every conformance case, every e2e.bats case, metadata checks)
 #   make conformance CASES=<dir>   run conformance case files through policy.wasm
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
+#   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
 #   make annotated-policy.wasm     needs kwctl (not in any registry; see README)
 #   make e2e-tests          needs kwctl, bats and jq; skipped with a message without kwctl
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
@@ -18,7 +19,7 @@ EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench e2e-tests clean
+.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests clean
 
 all: policy.wasm
 
@@ -64,6 +65,21 @@ test: fmt lint unit-tests host-tests
 # Decision cost on generated clusters: fresh and warm instances, native floor.
 bench: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-bench -- policy.wasm $(BENCH_FLAGS)
+
+# cargo-fuzz targets on native builds; fails on the first crash. Seeds come
+# from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := net_parsers pod_annotations overlap validate
+
+fuzz:
+	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }
+	python3 scripts/fuzz-seeds.py
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p fuzz/corpus/$$t; \
+		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
+		cargo +nightly fuzz run $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
+	done
 
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)

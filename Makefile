@@ -14,7 +14,7 @@
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
 HOST_PROFILE := --profile host
-CASES        ?= tests/conformance
+CASES        ?= tests/conformance tests/cases
 EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock

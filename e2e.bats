@@ -146,6 +146,56 @@ assert_settings_rejected() {
   assert_denied 400 'podType Pod is not supported'
 }
 
+@test "vpc-nat-gateway: a gateway with its LAN address in its subnet is allowed" {
+  evaluate natgw-valid.json session_natgw-valid.yml
+  assert_allowed
+}
+
+@test "vpc-nat-gateway: an invalid LAN address is denied" {
+  evaluate natgw-invalid-lan-ip.json session_natgw-invalid-lan-ip.yml
+  assert_denied 400 'lanIP invalid-ip is not a valid IP'
+}
+
+@test "iptables-eip: an EIP inside the external subnet is allowed" {
+  evaluate eip-valid.json session_eip-valid.yml
+  assert_allowed
+}
+
+@test "iptables-eip: an EIP outside the external subnet is denied" {
+  evaluate eip-outside-external-subnet.json session_eip-outside-external-subnet.yml
+  assert_denied 400 'the vip 10.5.205.10 is not in the range of subnet "ovn-vpc-external-network", cidr 10.5.204.0/24'
+}
+
+@test "iptables-dnat-rule: the lowest valid ports are allowed" {
+  evaluate dnat-valid.json session_dnat-valid.yml
+  assert_allowed
+}
+
+@test "iptables-dnat-rule: internal port 0 is denied" {
+  evaluate dnat-internal-port-zero.json session_dnat-internal-port-zero.yml
+  assert_denied 400 'internalPort 0 is not a valid port: must be between 1 and 65535'
+}
+
+@test "iptables-snat-rule: an SNAT rule for a CIDR is allowed" {
+  evaluate snat-valid.json session_snat-valid.yml
+  assert_allowed
+}
+
+@test "iptables-snat-rule: an internal CIDR that is no CIDR is denied" {
+  evaluate snat-invalid-cidr.json session_snat-invalid-cidr.yml
+  assert_denied 400 'invalid cidr 10.0.1.0'
+}
+
+@test "iptables-fip-rule: a FIP on an unused EIP is allowed" {
+  evaluate fip-valid.json session_fip-valid.yml
+  assert_allowed
+}
+
+@test "iptables-fip-rule: a FIP on an EIP a DNAT rule uses is denied" {
+  evaluate fip-eip-used-by-dnat.json session_fip-eip-used-by-dnat.yml
+  assert_denied 400 'EIP "eip-a" is already used by DNAT rule "dnat-a"; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)'
+}
+
 @test "settings: an invalid defaultVpc is refused, naming the field" {
   evaluate pod-static-ip-conflict.json session_pod-static-ip-conflict.yml settings_invalid.yaml
   assert_settings_rejected 'Provided settings are not valid: defaultVpc: "Not_A_Vpc" is not a valid Vpc name'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the e2e requests and replay sessions in test_data/ from
-# conformance cases: each request is the case's AdmissionRequest, and each
+# conformance cases (tests/conformance/, and the project's own tests/cases/): each request is the case's AdmissionRequest, and each
 # session holds the host calls the policy really makes for it, answered from
 # the case's cluster (recorded by kop-run in kwctl's session format).
 #
@@ -27,6 +27,16 @@ cases=(
   "vip-not-in-subnet            213-vip-e2e-v4-not-in-subnet"
   "vip-valid                    214-vip-create-valid"
   "ip-unsupported-pod-type      238-ipcr-create-unsupported-podtype"
+  "natgw-valid                  218-natgw-create-allowed"
+  "natgw-invalid-lan-ip         219-natgw-create-invalid-lanip"
+  "dnat-valid                   230-iptables-dnat-min-valid-port"
+  "dnat-internal-port-zero      233-iptables-dnat-internal-port-zero-rejected"
+  "eip-valid                    ../cases/n01-iptables-eip-create-allowed"
+  "eip-outside-external-subnet  ../cases/n02-iptables-eip-create-not-in-external-subnet"
+  "snat-valid                   ../cases/n08-iptables-snat-create-allowed"
+  "snat-invalid-cidr            ../cases/n09-iptables-snat-create-invalid-cidr"
+  "fip-valid                    ../cases/n11-iptables-fip-create-allowed"
+  "fip-eip-used-by-dnat         ../cases/n12-iptables-fip-create-eip-used-by-dnat"
 )
 
 for line in "${cases[@]}"; do

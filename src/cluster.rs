@@ -15,7 +15,10 @@
 
 use crate::denial::Denial;
 use crate::net::go_quote;
-use crate::resources::{Ip, IpPool, IpRef, Namespace, Service, Subnet, Vpc, VpcReferrer};
+use crate::resources::{
+    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace,
+    Service, Subnet, Vpc, VpcReferrer,
+};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
@@ -44,7 +47,30 @@ pub trait Cluster {
     /// The Namespace of that name, `None` when it does not exist.
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError>;
     /// Whether the `kubeovn.io/v1` IPPool of that name exists.
-    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError>;
+    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
+        self.exists(Kind::of::<IpPool>(), name)
+    }
+    /// Whether an object of a cluster-scoped kind exists (nothing of it is read).
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError>;
+    /// The ConfigMap `namespace/name`, `None` when it does not exist.
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError>;
+    /// The `kubeovn.io/v1` Vpc of that name, `None` when it does not exist.
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError>;
+    /// The `kubeovn.io/v1` IptablesEIP of that name, `None` when it does not exist.
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError>;
+    /// The IptablesDnatRules carrying every one of these labels, in no order.
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError>;
+    /// The names of the objects of a kind carrying every one of these labels,
+    /// in no order; `field_masks` keep the answer small (no spec field is read).
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        field_masks: &[&str],
+    ) -> Result<Vec<String>, LookupError>;
     /// The `kubeovn.io/v1` Subnet of that name (its CIDR and gateway), `None`
     /// when it does not exist.
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
@@ -255,19 +281,32 @@ impl<H: Host> HostCluster<H> {
     where
         T: serde::de::DeserializeOwned,
     {
+        let Some(raw) = self.get_raw(kind, name, namespace, field_masks)? else {
+            return Ok(None);
+        };
+        serde_json::from_slice(&raw).map(Some).map_err(|e| {
+            get_error(
+                kind,
+                name,
+                namespace,
+                &format!("error deserializing get resource response: {e}"),
+            )
+        })
+    }
+
+    /// One `get_resource` call, its answer's type checked; the part of
+    /// [`Self::get_object`] that does not depend on the decoded type.
+    fn get_raw(
+        &self,
+        kind: Kind,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Option<Vec<u8>>, LookupError> {
         if !is_dns1123_subdomain(name) {
             return Ok(None);
         }
-        let shown = match namespace {
-            Some(ns) => format!("{ns}/{name}"),
-            None => name.to_string(),
-        };
-        let fail = |why: String| {
-            LookupError(format!(
-                "cannot get {} {} {:?}: {why}",
-                kind.api_version, kind.kind, shown
-            ))
-        };
+        let fail = |why: String| get_error(kind, name, namespace, &why);
         let request = GetResourceRequest {
             api_version: kind.api_version.to_string(),
             kind: kind.kind.to_string(),
@@ -285,9 +324,7 @@ impl<H: Host> HostCluster<H> {
                     serde_json::from_slice(&raw).map_err(|e| decode_error(e.to_string()))?;
                 head.check(kind.api_version, kind.kind, false)
                     .map_err(decode_error)?;
-                serde_json::from_slice(&raw)
-                    .map(Some)
-                    .map_err(|e| decode_error(e.to_string()))
+                Ok(Some(raw))
             }
             Err(text) if is_not_found(&text) => Ok(None),
             Err(text) => Err(fail(format!(
@@ -295,6 +332,18 @@ impl<H: Host> HostCluster<H> {
             ))),
         }
     }
+}
+
+/// `cannot get <apiVersion> <Kind> "<namespace/name>": <why>`.
+fn get_error(kind: Kind, name: &str, namespace: Option<&str>, why: &str) -> LookupError {
+    let shown = match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    };
+    LookupError(format!(
+        "cannot get {} {} {:?}: {why}",
+        kind.api_version, kind.kind, shown
+    ))
 }
 
 fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
@@ -384,6 +433,16 @@ fn ips_of_subnet(raw: &[u8], subnet: &str, into: &mut Vec<Ip>) -> Result<(), Loo
             .map(IpRef::to_owned),
     );
     Ok(())
+}
+
+/// `k1=v1,k2=v2`, or `None` when a value is no valid label value: no object
+/// can carry it, so nothing is asked.
+fn label_selector(labels: &[(&str, &str)]) -> Option<String> {
+    labels
+        .iter()
+        .map(|(key, value)| is_label_value(value).then(|| format!("{key}={value}")))
+        .collect::<Option<Vec<_>>>()
+        .map(|terms| terms.join(","))
 }
 
 /// A valid Kubernetes label value: at most 63 characters, alphanumerics
@@ -478,10 +537,54 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
-    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
         // Only its existence matters: nothing of it is decoded.
-        self.get_object::<serde::de::IgnoredAny>(Kind::of::<IpPool>(), name, None, None)
-            .map(|pool| pool.is_some())
+        self.get_object::<serde::de::IgnoredAny>(kind, name, None, None)
+            .map(|object| object.is_some())
+    }
+
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
+        self.get_object::<ConfigMap>(Kind::of::<ConfigMap>(), name, Some(namespace), None)
+    }
+
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
+        self.get_object::<Vpc>(Kind::of::<Vpc>(), name, None, Some(&["spec.enableBfd"]))
+    }
+
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
+        self.get_object::<IptablesEip>(Kind::of::<IptablesEip>(), name, None, None)
+    }
+
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError> {
+        let Some(selector) = label_selector(labels) else {
+            return Ok(Vec::new());
+        };
+        let kind = IPTABLES_DNAT_RULE;
+        let raw = self.list_raw(
+            kind,
+            Some(selector),
+            Some(&["spec.eip", "spec.protocol", "spec.type"]),
+        )?;
+        decode_list::<IptablesRule>(kind, &raw)
+    }
+
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        field_masks: &[&str],
+    ) -> Result<Vec<String>, LookupError> {
+        let Some(selector) = label_selector(labels) else {
+            return Ok(Vec::new());
+        };
+        let raw = self.list_raw(kind, Some(selector), Some(field_masks))?;
+        Ok(decode_list::<Named>(kind, &raw)?
+            .into_iter()
+            .map(|o| o.metadata.name)
+            .collect())
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
@@ -514,6 +617,10 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 }
 
+/// Label pairs of a fake object.
+#[cfg(test)]
+pub type Labels = Vec<(String, String)>;
+
 /// An in-memory cluster for tests of the checks.
 #[cfg(test)]
 #[derive(Default)]
@@ -532,6 +639,14 @@ pub struct FakeCluster {
     pub kubernetes_service: Option<Service>,
     /// OVN NAT rules by kind.
     pub vpc_referrers: Vec<(OvnNatKind, VpcReferrer)>,
+    /// ConfigMaps by namespace.
+    pub config_maps: Vec<(String, ConfigMap)>,
+    /// IptablesEIPs.
+    pub eips: Vec<IptablesEip>,
+    /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
+    pub labelled_objects: Vec<(Kind, Labels, IptablesRule)>,
+    /// Other objects that exist, by kind and name.
+    pub existing: Vec<(Kind, String)>,
     /// When set, every lookup fails with this text.
     pub fail: Option<String>,
 }
@@ -560,12 +675,56 @@ impl Cluster for FakeCluster {
             |e| Err(LookupError(e)),
         )
     }
-    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(self.ippools.iter().any(|p| p == name)), |e| {
-                Err(LookupError(e))
-            })
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
+        self.fail.clone().map_or(
+            Ok(
+                (kind == Kind::of::<IpPool>() && self.ippools.iter().any(|p| p == name))
+                    || self.existing.iter().any(|(k, n)| *k == kind && n == name),
+            ),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .config_maps
+                .iter()
+                .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
+                .map(|(_, cm)| cm.clone())),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
+        self.vpcs()
+            .map(|all| all.iter().find(|v| v.metadata.name == name).cloned())
+    }
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError> {
+        Ok(self
+            .matching(IPTABLES_DNAT_RULE, labels)?
+            .into_iter()
+            .cloned()
+            .collect())
+    }
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        _: &[&str],
+    ) -> Result<Vec<String>, LookupError> {
+        Ok(self
+            .matching(kind, labels)?
+            .into_iter()
+            .map(|r| r.metadata.name.clone())
+            .collect())
     }
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
         self.subnets()
@@ -591,6 +750,30 @@ impl Cluster for FakeCluster {
                 .collect()),
             |e| Err(LookupError(e)),
         )
+    }
+}
+
+#[cfg(test)]
+impl FakeCluster {
+    fn matching(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<&IptablesRule>, LookupError> {
+        if let Some(e) = &self.fail {
+            return Err(LookupError(e.clone()));
+        }
+        Ok(self
+            .labelled_objects
+            .iter()
+            .filter(|(k, have, _)| {
+                *k == kind
+                    && labels
+                        .iter()
+                        .all(|(key, value)| have.iter().any(|(hk, hv)| hk == key && hv == value))
+            })
+            .map(|(_, _, rule)| rule)
+            .collect())
     }
 }
 

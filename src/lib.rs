@@ -5,6 +5,8 @@
 pub mod cluster;
 pub mod denial;
 pub mod ip_object;
+pub mod iptables_nat;
+pub mod nat_gateway;
 pub mod net;
 pub mod owner;
 pub mod pod_network;
@@ -21,7 +23,9 @@ use cluster::{Cluster, HostCluster};
 use denial::Denial;
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use owner::WorkloadKind;
-use resources::{Ip, Subnet, Vip, Vpc, decode, null_default};
+use resources::{
+    Ip, IptablesEip, IptablesRule, Subnet, Vip, Vpc, VpcNatGateway, decode, null_default,
+};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use settings::Settings;
@@ -198,6 +202,52 @@ fn dispatch(
         ("kubeovn.io", "IP", "UPDATE") => {
             let old: Ip = decode(kind, old_object)?;
             ip_object::validate_update(&decode(kind, object)?, &old, cluster)
+        }
+        ("kubeovn.io", "VpcNatGateway", "CREATE" | "UPDATE") => {
+            let gw: VpcNatGateway = decode(kind, object)?;
+            let old = match old_object.filter(|raw| raw.get().trim() != "null") {
+                Some(raw) => Some(decode::<VpcNatGateway>(kind, Some(raw))?),
+                None => None,
+            };
+            nat_gateway::validate(&gw, old.as_ref(), cluster)
+        }
+        ("kubeovn.io", "VpcNatGateway", "DELETE") => {
+            nat_gateway::validate_delete(&request.name, cluster)
+        }
+        ("kubeovn.io", "IptablesEIP", "CREATE") => {
+            iptables_nat::validate_eip_create(&decode::<IptablesEip>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "IptablesEIP", "UPDATE") => {
+            let new: IptablesEip = decode(kind, object)?;
+            let old: IptablesEip = decode(kind, old_object)?;
+            iptables_nat::validate_eip_update(&new, &old, cluster)
+        }
+        ("kubeovn.io", "IptablesEIP", "DELETE") => {
+            iptables_nat::validate_eip_delete(&decode::<IptablesEip>(kind, old_object)?, cluster)
+        }
+        ("kubeovn.io", "IptablesDnatRule", "CREATE") => {
+            iptables_nat::validate_dnat_create(&decode::<IptablesRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "IptablesDnatRule", "UPDATE") => {
+            let new: IptablesRule = decode(kind, object)?;
+            let old: IptablesRule = decode(kind, old_object)?;
+            iptables_nat::validate_dnat_update(&new, &old, cluster)
+        }
+        ("kubeovn.io", "IptablesSnatRule", "CREATE") => {
+            iptables_nat::validate_snat_create(&decode::<IptablesRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "IptablesSnatRule", "UPDATE") => {
+            let new: IptablesRule = decode(kind, object)?;
+            let old: IptablesRule = decode(kind, old_object)?;
+            iptables_nat::validate_snat_update(&new, &old, cluster)
+        }
+        ("kubeovn.io", "IptablesFIPRule", "CREATE") => {
+            iptables_nat::validate_fip_create(&decode::<IptablesRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "IptablesFIPRule", "UPDATE") => {
+            let new: IptablesRule = decode(kind, object)?;
+            let old: IptablesRule = decode(kind, old_object)?;
+            iptables_nat::validate_fip_update(&new, &old, cluster)
         }
         _ => Ok(()),
     }

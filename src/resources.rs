@@ -3,6 +3,7 @@
 //! skipped while decoding, and `null` reads as absent, so a list of thousands
 //! of IP CRs decodes quickly and a field the CRD leaves out never fails it.
 
+use crate::cluster::Kind;
 use crate::denial::Denial;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -684,4 +685,231 @@ impl VpcReferrer {
             &self.status.vpc
         }
     }
+}
+
+/// `v1` ConfigMap: the NAT gateway's configuration in `kube-system`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct ConfigMap {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `data`
+    #[serde(default, deserialize_with = "null_default")]
+    pub data: BTreeMap<String, String>,
+}
+
+cluster_resource!(ConfigMap, "", "v1", "ConfigMap", "configmaps", namespaced);
+
+/// `kubeovn.io/v1` VpcNatGateway.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct VpcNatGateway {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: VpcNatGatewaySpec,
+}
+
+/// The `spec` fields of a VpcNatGateway that the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct VpcNatGatewaySpec {
+    /// The namespace of its StatefulSet.
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespace: String,
+    /// `vpc`
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc: String,
+    /// `subnet`
+    #[serde(default, deserialize_with = "null_default")]
+    pub subnet: String,
+    /// `lanIp`
+    #[serde(default, deserialize_with = "null_default")]
+    pub lan_ip: String,
+    /// `replicas`; 0 means 1.
+    #[serde(default, deserialize_with = "null_default")]
+    pub replicas: i32,
+    /// `tolerations`
+    #[serde(default, deserialize_with = "null_default")]
+    pub tolerations: Vec<Toleration>,
+    /// `qosPolicy`
+    #[serde(default, deserialize_with = "null_default")]
+    pub qos_policy: String,
+    /// `bfd`
+    #[serde(default, deserialize_with = "null_default")]
+    pub bfd: Enabled,
+}
+
+/// A `corev1.Toleration`: the fields the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Toleration {
+    /// `operator`
+    #[serde(default, deserialize_with = "null_default")]
+    pub operator: String,
+    /// `effect`
+    #[serde(default, deserialize_with = "null_default")]
+    pub effect: String,
+}
+
+/// A `{"enabled": bool}` part of an object.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Enabled {
+    /// `enabled`
+    #[serde(default, deserialize_with = "null_default")]
+    pub enabled: bool,
+}
+
+cluster_resource!(
+    VpcNatGateway,
+    "kubeovn.io",
+    "v1",
+    "VpcNatGateway",
+    "vpc-nat-gateways"
+);
+
+/// `kubeovn.io/v1` IptablesEIP.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct IptablesEip {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: IptablesEipSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: NatStatus,
+}
+
+/// Every `spec` field of an IptablesEIP: an UPDATE is checked when any changed.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct IptablesEipSpec {
+    /// `v4ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v4ip: String,
+    /// `v6ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v6ip: String,
+    /// `macAddress`
+    #[serde(default, deserialize_with = "null_default")]
+    pub mac_address: String,
+    /// `natGwDp`: the VpcNatGateway it belongs to.
+    #[serde(default, deserialize_with = "null_default")]
+    pub nat_gw_dp: String,
+    /// `qosPolicy`
+    #[serde(default, deserialize_with = "null_default")]
+    pub qos_policy: String,
+    /// `externalSubnet`
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_subnet: String,
+    /// `namespace`
+    #[serde(default, deserialize_with = "null_default")]
+    pub namespace: String,
+}
+
+/// The `status` fields of the iptables NAT kinds that the checks read.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct NatStatus {
+    /// `ready`
+    #[serde(default, deserialize_with = "null_default")]
+    pub ready: bool,
+    /// `ip` (an EIP's assigned IPv4 address)
+    #[serde(default, deserialize_with = "null_default")]
+    pub ip: String,
+    /// `nat`: the rule kinds using an EIP, `fip,snat,dnat`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub nat: String,
+    /// `redo`
+    #[serde(default, deserialize_with = "null_default")]
+    pub redo: String,
+}
+
+cluster_resource!(
+    IptablesEip,
+    "kubeovn.io",
+    "v1",
+    "IptablesEIP",
+    "iptables-eips"
+);
+
+/// An iptables NAT rule of a VpcNatGateway (IptablesDnatRule,
+/// IptablesSnatRule or IptablesFIPRule), read through one type: every field
+/// of the three specs, each empty where its kind has none.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct IptablesRule {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: IptablesRuleSpec,
+}
+
+/// The `spec` fields of the iptables NAT rules. The CRDs prune unknown
+/// fields, so comparing this whole spec compares the kind's own fields.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct IptablesRuleSpec {
+    /// `eip`: the IptablesEIP the rule uses.
+    #[serde(default, deserialize_with = "null_default")]
+    pub eip: String,
+    /// DNAT `externalPort`
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_port: String,
+    /// DNAT `protocol`
+    #[serde(default, deserialize_with = "null_default")]
+    pub protocol: String,
+    /// DNAT and FIP `internalIp`
+    #[serde(default, deserialize_with = "null_default")]
+    pub internal_ip: String,
+    /// DNAT `internalPort`
+    #[serde(default, deserialize_with = "null_default")]
+    pub internal_port: String,
+    /// DNAT `type`: `exclusive` (the default) or `share`.
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    pub rule_type: String,
+    /// SNAT `internalCIDR`
+    #[serde(rename = "internalCIDR", default, deserialize_with = "null_default")]
+    pub internal_cidr: String,
+}
+
+/// `kubeovn.io/v1` IptablesDnatRule, read as an [`IptablesRule`].
+pub const IPTABLES_DNAT_RULE: Kind = Kind {
+    api_version: "kubeovn.io/v1",
+    kind: "IptablesDnatRule",
+    list_kind: "IptablesDnatRuleList",
+};
+
+/// `kubeovn.io/v1` IptablesSnatRule, read as an [`IptablesRule`].
+pub const IPTABLES_SNAT_RULE: Kind = Kind {
+    api_version: "kubeovn.io/v1",
+    kind: "IptablesSnatRule",
+    list_kind: "IptablesSnatRuleList",
+};
+
+/// `kubeovn.io/v1` IptablesFIPRule, read as an [`IptablesRule`].
+pub const IPTABLES_FIP_RULE: Kind = Kind {
+    api_version: "kubeovn.io/v1",
+    kind: "IptablesFIPRule",
+    list_kind: "IptablesFIPRuleList",
+};
+
+/// `kubeovn.io/v1` QoSPolicy: only its existence matters here.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct QosPolicy {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+}
+
+cluster_resource!(QosPolicy, "kubeovn.io", "v1", "QoSPolicy", "qos-policies");
+
+/// Any object, by name only: what a list read for its members' names keeps.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Named {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
 }

@@ -236,7 +236,10 @@ fn every_kind_the_policy_looks_up_is_declared() {
         .map(str::to_string)
         .collect();
     let mut used = BTreeSet::new();
-    for file in case_files(&workspace().join("tests/conformance")).expect("cases") {
+    let files = ["tests/conformance", "tests/cases"]
+        .iter()
+        .flat_map(|dir| case_files(&workspace().join(dir)).expect("cases"));
+    for file in files {
         let case = Case::load(&file).expect("case");
         let settings = if case.settings.is_null() {
             Value::Object(Default::default())

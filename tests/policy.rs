@@ -24,33 +24,30 @@ fn policy() -> &'static Policy {
     })
 }
 
-/// The kinds this release validates; cases of other kinds must still get an
-/// answer (never a trap), whatever it is.
-const VALIDATED_KINDS: &[&str] = &[
+/// The Pod and workload kinds: those whose IP lookups are narrowed.
+const POD_AND_WORKLOAD_KINDS: &[&str] = &[
     "Pod",
     "Deployment",
     "StatefulSet",
     "DaemonSet",
     "Job",
     "CronJob",
-    "Subnet",
-    "Vpc",
-    "Vip",
-    "IP",
 ];
 
+/// Every public conformance case (`tests/conformance/`, copied from
+/// `../shared/conformance/cases`) and every case of the project's own
+/// (`tests/cases/`: kinds and checks the public cases leave out).
 #[test]
 fn conformance_cases() {
     let mut failures = Vec::new();
     let mut passed = 0;
-    for file in case_files(&workspace().join("tests/conformance")).expect("tests/conformance") {
-        let case = Case::load(&file).expect("case file");
-        let expect = case.expect.clone().expect("expect");
-        let verdict = case
-            .run(policy())
-            .unwrap_or_else(|e| panic!("{}: the policy did not answer: {e}", case.name));
-        let kind = case.request["kind"]["kind"].as_str().unwrap_or_default();
-        if VALIDATED_KINDS.contains(&kind) {
+    for dir in ["tests/conformance", "tests/cases"] {
+        for file in case_files(&workspace().join(dir)).expect(dir) {
+            let case = Case::load(&file).expect("case file");
+            let expect = case.expect.clone().expect("expect");
+            let verdict = case
+                .run(policy())
+                .unwrap_or_else(|e| panic!("{}: the policy did not answer: {e}", case.name));
             match expect.mismatch(&verdict) {
                 None => passed += 1,
                 Some(got) => failures.push(format!(
@@ -67,10 +64,7 @@ fn conformance_cases() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(
-        passed >= 170,
-        "only {passed} cases of the validated kinds ran"
-    );
+    assert!(passed >= 217, "only {passed} cases ran");
 }
 
 fn pod(annotations: Value) -> Value {
@@ -696,7 +690,7 @@ fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
     for file in case_files(&workspace().join("tests/conformance")).expect("cases") {
         let case = Case::load(&file).expect("case");
         let kind = case.request["kind"]["kind"].as_str().unwrap_or_default();
-        if !VALIDATED_KINDS[..6].contains(&kind) {
+        if !POD_AND_WORKLOAD_KINDS.contains(&kind) {
             continue;
         }
         let settings = json!({});
@@ -879,4 +873,86 @@ fn every_lookup_failure_is_a_400_naming_the_lookup() {
         checked >= lookups.len() * 8,
         "only {checked} failures checked"
     );
+}
+
+/// The NAT gateway kinds' lookups, failing every way, are 400s naming the lookup.
+#[test]
+fn every_nat_lookup_failure_is_a_400_naming_the_lookup() {
+    let case = |name: &str| Case::load(&workspace().join("tests/cases").join(name)).expect("case");
+    // (case, apiVersion, kind, how the message starts)
+    let lookups = [
+        (
+            "n14-iptables-dnat-share-conflicts-with-exclusive.json",
+            "v1",
+            "ConfigMap",
+            "cannot get v1 ConfigMap \"kube-system/ovn-vpc-nat-config\": ",
+        ),
+        (
+            "n14-iptables-dnat-share-conflicts-with-exclusive.json",
+            "kubeovn.io/v1",
+            "IptablesEIP",
+            "cannot get kubeovn.io/v1 IptablesEIP \"eip-a\": ",
+        ),
+        (
+            "n14-iptables-dnat-share-conflicts-with-exclusive.json",
+            "kubeovn.io/v1",
+            "IptablesDnatRule",
+            "cannot list kubeovn.io/v1 IptablesDnatRule: ",
+        ),
+        (
+            "n16-iptables-dnat-eip-used-by-fip.json",
+            "kubeovn.io/v1",
+            "IptablesFIPRule",
+            "cannot list kubeovn.io/v1 IptablesFIPRule: ",
+        ),
+        (
+            "n07-iptables-eip-delete-ready-unused.json",
+            "kubeovn.io/v1",
+            "IptablesSnatRule",
+            "cannot list kubeovn.io/v1 IptablesSnatRule: ",
+        ),
+        (
+            "n20-natgw-create-qos-policy-present.json",
+            "kubeovn.io/v1",
+            "Vpc",
+            "cannot get kubeovn.io/v1 Vpc \"vpc-a\": ",
+        ),
+        (
+            "n20-natgw-create-qos-policy-present.json",
+            "kubeovn.io/v1",
+            "QoSPolicy",
+            "cannot get kubeovn.io/v1 QoSPolicy \"qos-a\": ",
+        ),
+        (
+            "n23-natgw-delete-with-eip.json",
+            "kubeovn.io/v1",
+            "IptablesEIP",
+            "cannot list kubeovn.io/v1 IptablesEIP: ",
+        ),
+    ];
+    for (file, api_version, kind, prefix) in lookups {
+        let case = case(file);
+        for failure in [
+            Failure::Error("connection refused".into()),
+            Failure::Payload(b"not json".to_vec()),
+            Failure::Payload(br#"{"kind": "WrongList", "items": [], "apiVersion": "v1"}"#.to_vec()),
+        ] {
+            let mut cluster = ClusterState::from_json(&case.cluster).expect("cluster");
+            cluster.fail(api_version, kind, failure.clone());
+            let (verdict, _) = policy()
+                .validate(&case.request, &json!({}), cluster)
+                .unwrap_or_else(|e| panic!("{file} {kind} {failure:?}: no answer: {e}"));
+            let message = verdict.message.clone().unwrap_or_default();
+            assert!(!verdict.accepted, "{file} {kind} {failure:?}: accepted");
+            assert_eq!(
+                verdict.code,
+                Some(400),
+                "{file} {kind} {failure:?}: {message}"
+            );
+            assert!(
+                message.starts_with(prefix),
+                "{file} {kind} {failure:?}: {message}"
+            );
+        }
+    }
 }

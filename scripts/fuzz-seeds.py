@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed corpora for the fuzz targets, from the conformance cases.
+"""Seed corpora for the fuzz targets, from the conformance cases (public and own).
 
     python3 scripts/fuzz-seeds.py      (make fuzz runs it)
 
@@ -12,7 +12,9 @@ import json
 import pathlib
 
 root = pathlib.Path(__file__).resolve().parent.parent
-cases = sorted((root / "tests" / "conformance").glob("*.json"))
+cases = sorted((root / "tests" / "conformance").glob("*.json")) + sorted(
+    (root / "tests" / "cases").glob("*.json")
+)
 seeds = root / "fuzz" / "seeds"
 
 

@@ -3,7 +3,7 @@
 //! IptablesSnatRule and IptablesFIPRule (CREATE, UPDATE). Each first checks
 //! the NAT configuration. Every failure is `Errored(400)`, as upstream.
 
-use crate::cluster::{Cluster, not_found};
+use crate::cluster::{Cluster, Kind, not_found};
 use crate::denial::Denial;
 use crate::nat_gateway::{NAT_GW_NAME_LABEL, NatConfig};
 use crate::net::{atoi, check_cidrs, cidr_contain_ip, contains_uppercase, go_quote, parse_ip};
@@ -246,26 +246,36 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
             )));
         }
     }
-    // A FIP takes all traffic to its EIP, shadowing port DNAT rules.
-    if !eip.status.ip.is_empty()
-        && let Some(fip) = first_by_name(cluster.labelled(
-            IPTABLES_FIP_RULE,
-            &[(EIP_V4_IP_LABEL, eip.status.ip.as_str())],
-            &["spec.eip"],
-        )?)
-    {
-        return Err(bad(format!(
-            "EIP {} is already used by FIP rule {}; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)",
-            go_quote(&spec.eip),
-            go_quote(&fip)
-        )));
-    }
-    Ok(())
+    not_used_by(&spec.eip, &eip, IPTABLES_FIP_RULE, "FIP", cluster)
 }
 
-fn first_by_name(mut names: Vec<String>) -> Option<String> {
-    names.sort();
-    names.into_iter().next()
+/// A FIP takes all traffic to its EIP, shadowing port DNAT rules: a FIP
+/// and a DNAT rule never share an EIP. `other` is the kind that must not
+/// use it yet; the first such rule by name is named.
+fn not_used_by(
+    eip_name: &str,
+    eip: &IptablesEip,
+    other: Kind,
+    word: &str,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    if eip.status.ip.is_empty() {
+        return Ok(());
+    }
+    let mut users = cluster.labelled(
+        other,
+        &[(EIP_V4_IP_LABEL, eip.status.ip.as_str())],
+        &["spec.eip"],
+    )?;
+    users.sort();
+    match users.first() {
+        None => Ok(()),
+        Some(user) => Err(bad(format!(
+            "EIP {} is already used by {word} rule {}; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)",
+            go_quote(eip_name),
+            go_quote(user)
+        ))),
+    }
 }
 
 /// An IptablesSnatRule CREATE: an existing EIP and a valid internal CIDR.
@@ -302,20 +312,7 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
             spec.internal_ip
         )));
     }
-    if !eip.status.ip.is_empty()
-        && let Some(dnat) = first_by_name(cluster.labelled(
-            IPTABLES_DNAT_RULE,
-            &[(EIP_V4_IP_LABEL, eip.status.ip.as_str())],
-            &["spec.eip"],
-        )?)
-    {
-        return Err(bad(format!(
-            "EIP {} is already used by DNAT rule {}; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)",
-            go_quote(&spec.eip),
-            go_quote(&dnat)
-        )));
-    }
-    Ok(())
+    not_used_by(&spec.eip, &eip, IPTABLES_DNAT_RULE, "DNAT", cluster)
 }
 
 /// An IptablesFIPRule UPDATE that changes the spec, checked as a CREATE.

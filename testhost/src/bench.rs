@@ -96,19 +96,7 @@ pub fn pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, BoxError>
 
 /// `subnets` Subnets of the default VPC with disjoint CIDRs, for an overlap check.
 pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
-    let mut cluster = ClusterState::default();
-    for j in 0..subnets {
-        let base = subnet_base(j);
-        cluster.push(
-            "subnets",
-            subnet(
-                &subnet_name(j),
-                &format!("{}/18", Ipv4Addr::from(base)),
-                &Ipv4Addr::from(base + 1).to_string(),
-            ),
-        )?;
-    }
-    Ok(cluster)
+    pod_cluster(0, subnets)
 }
 
 /// A Pod CREATE in `default` with these annotations.

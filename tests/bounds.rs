@@ -152,3 +152,27 @@ fn a_one_mebibyte_annotation() {
     assert_eq!(verdict.code, Some(403), "{verdict:?}");
     assert!(took < LIMIT, "{took:?}");
 }
+
+#[test]
+fn five_thousand_attachment_networks() {
+    // Annotations are capped at 256 KiB by the API server: about 5 000
+    // attachment networks each with an ip_family and an ip_address.
+    let policy = policy();
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.0.0.9"));
+    for i in 0..5_000 {
+        annotations.insert(format!("n{i}.d.kubernetes.io/ip_family"), json!("ipv4"));
+        annotations.insert(
+            format!("n{i}.d.kubernetes.io/ip_address"),
+            json!("10.1.0.1"),
+        );
+    }
+    let (verdict, took) = decide(
+        &policy,
+        Value::Object(annotations),
+        pod_cluster(10, 1).expect("cluster"),
+    );
+    println!("5 000 attachment networks with ip_family: {took:?}");
+    assert!(verdict.code.is_some() || verdict.accepted, "{verdict:?}");
+    assert!(took < LIMIT, "{took:?}");
+}

@@ -196,6 +196,46 @@ assert_settings_rejected() {
   assert_denied 400 'EIP "eip-a" is already used by DNAT rule "dnat-a"; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)'
 }
 
+@test "ovn-eip: an OvnEip inside the external subnet is allowed" {
+  evaluate ovn-eip-valid.json session_ovn-eip-valid.yml
+  assert_allowed
+}
+
+@test "ovn-eip: an OvnEip outside the external subnet is denied" {
+  evaluate ovn-eip-outside-subnet.json session_ovn-eip-outside-subnet.yml
+  assert_denied 400 'the vip 10.5.205.10 is not in the range of subnet ovn-vpc-external-network, cidr 10.5.204.0/24'
+}
+
+@test "ovn-dnat-rule: a DNAT rule of an existing OvnEip is allowed" {
+  evaluate ovn-dnat-valid.json session_ovn-dnat-valid.yml
+  assert_allowed
+}
+
+@test "ovn-dnat-rule: a port that is no number is denied with Go's strconv error" {
+  evaluate ovn-dnat-port-not-a-number.json session_ovn-dnat-port-not-a-number.yml
+  assert_denied 400 'failed to parse spec externalPort http: strconv.Atoi: parsing "http": invalid syntax'
+}
+
+@test "ovn-snat-rule: an SNAT rule for a VPC subnet is allowed" {
+  evaluate ovn-snat-valid.json session_ovn-snat-valid.yml
+  assert_allowed
+}
+
+@test "ovn-snat-rule: a vpc without an IpCidr is denied" {
+  evaluate ovn-snat-vpc-without-cidr.json session_ovn-snat-vpc-without-cidr.yml
+  assert_denied 400 'should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set'
+}
+
+@test "ovn-fip: a FIP of an existing OvnEip is allowed" {
+  evaluate ovn-fip-valid.json session_ovn-fip-valid.yml
+  assert_allowed
+}
+
+@test "ovn-fip: a FIP without an address is denied" {
+  evaluate ovn-fip-without-ip.json session_ovn-fip-without-ip.yml
+  assert_denied 400 'should set spec ipName or ip'
+}
+
 @test "settings: an invalid defaultVpc is refused, naming the field" {
   evaluate pod-static-ip-conflict.json session_pod-static-ip-conflict.yml settings_invalid.yaml
   assert_settings_rejected 'Provided settings are not valid: defaultVpc: "Not_A_Vpc" is not a valid Vpc name'

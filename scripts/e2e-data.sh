@@ -37,6 +37,14 @@ cases=(
   "snat-invalid-cidr            ../cases/n09-iptables-snat-create-invalid-cidr"
   "fip-valid                    ../cases/n11-iptables-fip-create-allowed"
   "fip-eip-used-by-dnat         ../cases/n12-iptables-fip-create-eip-used-by-dnat"
+  "ovn-eip-valid                ../cases/o01-ovn-eip-create-allowed"
+  "ovn-eip-outside-subnet       ../cases/o02-ovn-eip-create-not-in-external-subnet"
+  "ovn-dnat-valid               ../cases/o06-ovn-dnat-create-allowed"
+  "ovn-dnat-port-not-a-number   ../cases/o07-ovn-dnat-create-port-not-a-number"
+  "ovn-snat-valid               ../cases/o11-ovn-snat-create-allowed"
+  "ovn-snat-vpc-without-cidr    ../cases/o12-ovn-snat-create-vpc-without-cidr"
+  "ovn-fip-valid                ../cases/o13-ovn-fip-create-allowed"
+  "ovn-fip-without-ip           ../cases/o14-ovn-fip-create-without-ip"
 )
 
 for line in "${cases[@]}"; do

@@ -102,6 +102,11 @@ impl OvnNatKind {
         self.as_kind().kind
     }
 
+    /// `kubeovn.io/v1` OvnEip, the address these rules use.
+    pub fn eip_kind() -> Kind {
+        Kind::of::<crate::resources::OvnEip>()
+    }
+
     /// The kind as lookups name it.
     pub fn as_kind(self) -> Kind {
         let (kind, list_kind) = match self {

@@ -8,6 +8,7 @@ pub mod ip_object;
 pub mod iptables_nat;
 pub mod nat_gateway;
 pub mod net;
+pub mod ovn_nat;
 pub mod owner;
 pub mod pod_network;
 pub mod resources;
@@ -24,7 +25,8 @@ use denial::Denial;
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use owner::WorkloadKind;
 use resources::{
-    Ip, IptablesEip, IptablesRule, Subnet, Vip, Vpc, VpcNatGateway, decode, null_default,
+    Ip, IptablesEip, IptablesRule, OvnEip, OvnRule, Subnet, Vip, Vpc, VpcNatGateway, decode,
+    null_default,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -248,6 +250,36 @@ fn dispatch(
             let new: IptablesRule = decode(kind, object)?;
             let old: IptablesRule = decode(kind, old_object)?;
             iptables_nat::validate_fip_update(&new, &old, cluster)
+        }
+        ("kubeovn.io", "OvnEip", "CREATE") => {
+            ovn_nat::validate_eip_create(&decode::<OvnEip>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "OvnEip", "UPDATE") => {
+            let new: OvnEip = decode(kind, object)?;
+            let old: OvnEip = decode(kind, old_object)?;
+            ovn_nat::validate_eip_update(&new, &old, cluster)
+        }
+        ("kubeovn.io", "OvnEip", "DELETE") => {
+            ovn_nat::validate_eip_delete(&decode::<OvnEip>(kind, old_object)?, cluster)
+        }
+        ("kubeovn.io", "OvnDnatRule", "CREATE") => {
+            ovn_nat::validate_dnat_create(&decode::<OvnRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "OvnSnatRule", "CREATE") => {
+            ovn_nat::validate_snat_create(&decode::<OvnRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "OvnFip", "CREATE") => {
+            ovn_nat::validate_fip_create(&decode::<OvnRule>(kind, object)?, cluster)
+        }
+        ("kubeovn.io", "OvnDnatRule" | "OvnSnatRule" | "OvnFip", "UPDATE") => {
+            let rule_kind = match kind {
+                "OvnDnatRule" => cluster::OvnNatKind::DnatRule,
+                "OvnSnatRule" => cluster::OvnNatKind::SnatRule,
+                _ => cluster::OvnNatKind::Fip,
+            };
+            let new: OvnRule = decode(kind, object)?;
+            let old: OvnRule = decode(kind, old_object)?;
+            ovn_nat::validate_rule_update(rule_kind, &new, &old, cluster)
         }
         _ => Ok(()),
     }

@@ -913,3 +913,108 @@ pub struct Named {
     #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
 }
+
+/// `kubeovn.io/v1` OvnEip.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct OvnEip {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: OvnEipSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: Ready,
+}
+
+/// Every `spec` field of an OvnEip.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct OvnEipSpec {
+    /// `externalSubnet`
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_subnet: String,
+    /// `v4Ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v4_ip: String,
+    /// `v6Ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v6_ip: String,
+    /// `macAddress`
+    #[serde(default, deserialize_with = "null_default")]
+    pub mac_address: String,
+    /// `type`
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    pub eip_type: String,
+}
+
+/// A `{"ready": bool}` status.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct Ready {
+    /// `ready`
+    #[serde(default, deserialize_with = "null_default")]
+    pub ready: bool,
+}
+
+cluster_resource!(OvnEip, "kubeovn.io", "v1", "OvnEip", "ovn-eips");
+
+/// An OVN NAT rule (OvnDnatRule, OvnSnatRule or OvnFip) read through one
+/// type: every field of the three specs, each empty where its kind has none.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+pub struct OvnRule {
+    /// `metadata`
+    #[serde(default, deserialize_with = "null_default")]
+    pub metadata: Meta,
+    /// `spec`
+    #[serde(default, deserialize_with = "null_default")]
+    pub spec: OvnRuleSpec,
+    /// `status`
+    #[serde(default, deserialize_with = "null_default")]
+    pub status: Ready,
+}
+
+/// The `spec` fields of the OVN NAT rules (the CRDs prune unknown fields).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct OvnRuleSpec {
+    /// `ovnEip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub ovn_eip: String,
+    /// `ipType`
+    #[serde(default, deserialize_with = "null_default")]
+    pub ip_type: String,
+    /// `ipName`
+    #[serde(default, deserialize_with = "null_default")]
+    pub ip_name: String,
+    /// DNAT `internalPort`
+    #[serde(default, deserialize_with = "null_default")]
+    pub internal_port: String,
+    /// DNAT `externalPort`
+    #[serde(default, deserialize_with = "null_default")]
+    pub external_port: String,
+    /// DNAT `protocol`
+    #[serde(default, deserialize_with = "null_default")]
+    pub protocol: String,
+    /// `vpc`
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc: String,
+    /// DNAT and FIP `v4Ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v4_ip: String,
+    /// DNAT and FIP `v6Ip`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v6_ip: String,
+    /// SNAT `vpcSubnet`
+    #[serde(default, deserialize_with = "null_default")]
+    pub vpc_subnet: String,
+    /// SNAT `v4IpCidr`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v4_ip_cidr: String,
+    /// SNAT `v6IpCidr`
+    #[serde(default, deserialize_with = "null_default")]
+    pub v6_ip_cidr: String,
+    /// FIP `type`
+    #[serde(rename = "type", default, deserialize_with = "null_default")]
+    pub rule_type: String,
+}

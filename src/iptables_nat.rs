@@ -6,17 +6,16 @@
 use crate::cluster::{Cluster, Kind, not_found};
 use crate::denial::Denial;
 use crate::nat_gateway::{NAT_GW_NAME_LABEL, NatConfig};
-use crate::net::{atoi, check_cidrs, cidr_contain_ip, contains_uppercase, go_quote, parse_ip};
+use crate::net::{atoi, check_cidrs, go_quote, parse_ip};
 use crate::resources::{
-    IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule, Subnet,
+    IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
 };
+use crate::subnet_address::{self, EipStyle};
 
 /// The label kube-ovn-controller puts on a NAT rule naming its EIP's address.
 pub const EIP_V4_IP_LABEL: &str = "ovn.kubernetes.io/eip_v4_ip";
 /// The label kube-ovn-controller puts on a DNAT rule naming its external port.
 pub const DNAT_EXTERNAL_PORT_LABEL: &str = "ovn.kubernetes.io/vpc_dnat_eport";
-/// The subnet an EIP comes from when it names none.
-const DEFAULT_EXTERNAL_SUBNET: &str = "ovn-vpc-external-network";
 /// A DNAT rule's type when it names none.
 const EXCLUSIVE: &str = "exclusive";
 const SHARE: &str = "share";
@@ -90,44 +89,15 @@ fn validate_eip(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(), Denial> 
     if spec.nat_gw_dp.is_empty() {
         return Err(bad("parameter \"natGwDp\" cannot be empty"));
     }
-    let external = if spec.external_subnet.is_empty() {
-        DEFAULT_EXTERNAL_SUBNET
-    } else {
-        &spec.external_subnet
-    };
-    let subnet = cluster
-        .subnet(external)?
-        .ok_or_else(|| bad(not_found::<Subnet>(external)))?;
-    let cidr = subnet.spec.cidr_block.as_str();
-    let out_of_range = |ip: &str| {
-        bad(format!(
-            "the vip {ip} is not in the range of subnet \"{}\", cidr {cidr}",
-            subnet.metadata.name
-        ))
-    };
-    if !spec.v4ip.is_empty() {
-        if parse_ip(&spec.v4ip).is_none() {
-            return Err(bad(format!("v4ip {} is not a valid", spec.v4ip)));
-        }
-        if !cidr_contain_ip(cidr, &spec.v4ip) {
-            return Err(out_of_range(&spec.v4ip));
-        }
-    }
-    if !spec.v6ip.is_empty() {
-        if contains_uppercase(&spec.v6ip) {
-            return Err(bad(format!(
-                "eip {} v6 ip address {} can not contain upper case",
-                eip.metadata.name, spec.v6ip
-            )));
-        }
-        if parse_ip(&spec.v6ip).is_none() {
-            return Err(bad(format!("v6ip {} is not a valid", spec.v6ip)));
-        }
-        if !cidr_contain_ip(cidr, &spec.v6ip) {
-            return Err(out_of_range(&spec.v6ip));
-        }
-    }
-    Ok(())
+    subnet_address::check_eip(
+        &eip.metadata.name,
+        &spec.external_subnet,
+        &spec.v4ip,
+        &spec.v6ip,
+        EipStyle::Iptables,
+        cluster,
+    )
+    .map_err(bad)
 }
 
 /// The EIP a rule names: it must be named and exist.

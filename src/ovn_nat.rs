@@ -6,14 +6,13 @@
 use crate::cluster::{Cluster, OvnNatKind, not_found};
 use crate::denial::Denial;
 use crate::iptables_nat::EIP_V4_IP_LABEL;
-use crate::net::{cidr_contain_ip, contains_uppercase, go_quote, parse_ip};
-use crate::resources::{OvnEip, OvnRule, Subnet};
+use crate::net::go_quote;
+use crate::resources::{OvnEip, OvnRule};
+use crate::subnet_address::{self, EipStyle};
 
 /// The label kube-ovn-controller puts on an OVN NAT rule naming its EIP's
 /// IPv6 address (`:` written as `-`).
 pub const EIP_V6_IP_LABEL: &str = "ovn.kubernetes.io/eip_v6_ip";
-/// The subnet an EIP comes from when it names none.
-const DEFAULT_EXTERNAL_SUBNET: &str = "ovn-vpc-external-network";
 
 fn bad(message: impl Into<String>) -> Denial {
     Denial::bad_request(message)
@@ -38,44 +37,15 @@ fn ipv6_label_value(ip: &str) -> String {
 /// An OvnEip CREATE: an existing external subnet holding its addresses.
 pub fn validate_eip_create(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &eip.spec;
-    let external = if spec.external_subnet.is_empty() {
-        DEFAULT_EXTERNAL_SUBNET
-    } else {
-        &spec.external_subnet
-    };
-    let subnet = cluster
-        .subnet(external)?
-        .ok_or_else(|| bad(not_found::<Subnet>(external)))?;
-    let cidr = subnet.spec.cidr_block.as_str();
-    let out_of_range = |ip: &str| {
-        bad(format!(
-            "the vip {ip} is not in the range of subnet {}, cidr {cidr}",
-            subnet.metadata.name
-        ))
-    };
-    if !spec.v4_ip.is_empty() {
-        if parse_ip(&spec.v4_ip).is_none() {
-            return Err(bad(format!("spec v4Ip {} is not a valid", spec.v4_ip)));
-        }
-        if !cidr_contain_ip(cidr, &spec.v4_ip) {
-            return Err(out_of_range(&spec.v4_ip));
-        }
-    }
-    if !spec.v6_ip.is_empty() {
-        if contains_uppercase(&spec.v6_ip) {
-            return Err(bad(format!(
-                "eip {} v6 ip address {} can not contain upper case",
-                eip.metadata.name, spec.v6_ip
-            )));
-        }
-        if parse_ip(&spec.v6_ip).is_none() {
-            return Err(bad(format!("spec v6ip {} is not a valid", spec.v6_ip)));
-        }
-        if !cidr_contain_ip(cidr, &spec.v6_ip) {
-            return Err(out_of_range(&spec.v6_ip));
-        }
-    }
-    Ok(())
+    subnet_address::check_eip(
+        &eip.metadata.name,
+        &spec.external_subnet,
+        &spec.v4_ip,
+        &spec.v6_ip,
+        EipStyle::Ovn,
+        cluster,
+    )
+    .map_err(bad)
 }
 
 /// An OvnEip UPDATE that changes the spec: refused once ready, else checked

@@ -1,6 +1,7 @@
-//! The addresses a Vip or an IP object claims in a Subnet (kube-ovn-webhook's
-//! `ValidateVip` and `ValidateIP`): the Subnet must be named and exist, and
-//! each address must be valid and inside its CIDR.
+//! The addresses an object claims in a Subnet: a Vip or an IP object in
+//! theirs (kube-ovn-webhook's `ValidateVip` and `ValidateIP`), an EIP in its
+//! external subnet (`ValidateIptablesEIP`, `ValidateOvnEip`). The Subnet must
+//! exist, and each address must be valid and inside its CIDR.
 
 use crate::cluster::{Cluster, not_found};
 use crate::net::{cidr_contain_ip, contains_uppercase, parse_ip};
@@ -55,6 +56,74 @@ pub fn check(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), String> {
                 "the {} {} is not in the range of subnet {name}, cidr {cidr}",
                 claim.v6_word, claim.v6
             ));
+        }
+    }
+    Ok(())
+}
+
+/// The subnet an EIP comes from when it names none.
+pub const DEFAULT_EXTERNAL_SUBNET: &str = "ovn-vpc-external-network";
+
+/// How an EIP kind words its address messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EipStyle {
+    /// IptablesEIP: `v4ip … is not a valid`, the subnet name quoted.
+    Iptables,
+    /// OvnEip: `spec v4Ip … is not a valid`, the subnet name bare.
+    Ovn,
+}
+
+/// An EIP's addresses in its external subnet (`external`, else
+/// `ovn-vpc-external-network`), in upstream's order; `Err` is the message.
+pub fn check_eip(
+    name: &str,
+    external: &str,
+    v4: &str,
+    v6: &str,
+    style: EipStyle,
+    cluster: &dyn Cluster,
+) -> Result<(), String> {
+    let external = if external.is_empty() {
+        DEFAULT_EXTERNAL_SUBNET
+    } else {
+        external
+    };
+    let subnet = cluster
+        .subnet(external)
+        .map_err(|e| e.0)?
+        .ok_or_else(|| not_found::<Subnet>(external))?;
+    let cidr = subnet.spec.cidr_block.as_str();
+    let shown = match style {
+        EipStyle::Iptables => format!("\"{}\"", subnet.metadata.name),
+        EipStyle::Ovn => subnet.metadata.name.clone(),
+    };
+    let out_of_range =
+        |ip: &str| format!("the vip {ip} is not in the range of subnet {shown}, cidr {cidr}");
+    if !v4.is_empty() {
+        if parse_ip(v4).is_none() {
+            return Err(match style {
+                EipStyle::Iptables => format!("v4ip {v4} is not a valid"),
+                EipStyle::Ovn => format!("spec v4Ip {v4} is not a valid"),
+            });
+        }
+        if !cidr_contain_ip(cidr, v4) {
+            return Err(out_of_range(v4));
+        }
+    }
+    if !v6.is_empty() {
+        if contains_uppercase(v6) {
+            return Err(format!(
+                "eip {name} v6 ip address {v6} can not contain upper case"
+            ));
+        }
+        if parse_ip(v6).is_none() {
+            return Err(match style {
+                EipStyle::Iptables => format!("v6ip {v6} is not a valid"),
+                EipStyle::Ovn => format!("spec v6ip {v6} is not a valid"),
+            });
+        }
+        if !cidr_contain_ip(cidr, v6) {
+            return Err(out_of_range(v6));
         }
     }
     Ok(())

@@ -10,7 +10,7 @@ use crate::net::{
     Protocol, atoi, check_cidrs, check_protocol, cidr_contain_ip, is_valid_mac, parse_cidr,
     parse_ip,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 
 /// `ovn.kubernetes.io/ip_address`
@@ -66,16 +66,17 @@ fn non_empty<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> Option
 /// `utilerrors.NewAggregate(errs).Error()`: one message alone, several as
 /// `[m1, m2]` with repeated texts dropped.
 fn aggregate(errors: Vec<String>) -> Result<(), String> {
-    let mut seen: Vec<String> = Vec::new();
-    for e in errors {
-        if !seen.contains(&e) {
-            seen.push(e);
-        }
-    }
-    match seen.len() {
-        0 => Ok(()),
-        1 => Err(seen.remove(0)),
-        _ => Err(format!("[{}]", seen.join(", "))),
+    // A set, not a scan of what was kept: thousands of bad annotations stay linear.
+    let mut seen = HashSet::new();
+    let unique: Vec<&str> = errors
+        .iter()
+        .map(String::as_str)
+        .filter(|e| seen.insert(*e))
+        .collect();
+    match unique.as_slice() {
+        [] => Ok(()),
+        [only] => Err(only.to_string()),
+        _ => Err(format!("[{}]", unique.join(", "))),
     }
 }
 

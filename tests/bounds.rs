@@ -176,3 +176,27 @@ fn five_thousand_attachment_networks() {
     assert!(verdict.code.is_some() || verdict.accepted, "{verdict:?}");
     assert!(took < LIMIT, "{took:?}");
 }
+
+#[test]
+fn five_thousand_invalid_annotations() {
+    // Each one an error of its own: the aggregate message stays linear to build.
+    let policy = policy();
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.0.0.9"));
+    for i in 0..5_000 {
+        annotations.insert(format!("n{i}.d.kubernetes.io/ingress_rate"), json!("fast"));
+    }
+    let (verdict, took) = decide(
+        &policy,
+        Value::Object(annotations),
+        pod_cluster(10, 1).expect("cluster"),
+    );
+    println!("5 000 invalid bandwidth annotations: {took:?}");
+    assert_eq!(verdict.code, Some(400));
+    assert!(
+        verdict.message.as_deref().is_some_and(
+            |m| m.starts_with("[fast is not a valid n0.d.kubernetes.io/ingress_rate, ")
+        )
+    );
+    assert!(took < LIMIT, "{took:?}");
+}

@@ -258,16 +258,18 @@ pub fn validate_snat_create(snat: &IptablesRule, cluster: &dyn Cluster) -> Resul
     Ok(())
 }
 
-/// An IptablesSnatRule UPDATE that changes the spec, checked as a CREATE.
-pub fn validate_snat_update(
+/// An IptablesSnatRule or IptablesFIPRule UPDATE: a changed spec is checked
+/// with the kind's CREATE check (`create`), an unchanged one admitted.
+pub fn validate_rule_update(
     new: &IptablesRule,
     old: &IptablesRule,
+    create: fn(&IptablesRule, &dyn Cluster) -> Result<(), Denial>,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     if new.spec == old.spec {
         return Ok(());
     }
-    validate_snat_create(new, cluster)
+    create(new, cluster)
 }
 
 /// An IptablesFIPRule CREATE: an existing EIP no DNAT rule uses, and a valid
@@ -283,18 +285,6 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
         )));
     }
     not_used_by(&spec.eip, &eip, IPTABLES_DNAT_RULE, "DNAT", cluster)
-}
-
-/// An IptablesFIPRule UPDATE that changes the spec, checked as a CREATE.
-pub fn validate_fip_update(
-    new: &IptablesRule,
-    old: &IptablesRule,
-    cluster: &dyn Cluster,
-) -> Result<(), Denial> {
-    if new.spec == old.spec {
-        return Ok(());
-    }
-    validate_fip_create(new, cluster)
 }
 
 #[cfg(test)]
@@ -554,7 +544,7 @@ mod tests {
             Err(bad("invalid cidr "))
         );
         assert_eq!(
-            validate_snat_update(&snat(""), &snat(""), &cluster()),
+            validate_rule_update(&snat(""), &snat(""), validate_snat_create, &cluster()),
             Ok(())
         );
         let fip = |ip: &str| rule("fip-a", json!({"eip": "eip-a", "internalIp": ip}));

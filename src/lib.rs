@@ -133,6 +133,15 @@ struct GroupVersionKind {
     kind: String,
 }
 
+/// The `object` and `oldObject` of an UPDATE, decoded in that order.
+fn decode_update<'a, T: Deserialize<'a>>(
+    kind: &str,
+    object: Option<&'a RawValue>,
+    old_object: Option<&'a RawValue>,
+) -> Result<(T, T), Denial> {
+    Ok((decode(kind, object)?, decode(kind, old_object)?))
+}
+
 /// Decides one ValidationRequest against a view of the cluster.
 pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Result<(), Denial> {
     let envelope: ValidationRequest<'_> = serde_json::from_slice(payload)
@@ -176,8 +185,7 @@ fn dispatch(
             match operation {
                 "CREATE" => subnet::validate_create(&decode::<Subnet>(kind, object)?, &context),
                 "UPDATE" => {
-                    let new: Subnet = decode(kind, object)?;
-                    let old: Subnet = decode(kind, old_object)?;
+                    let (new, old): (Subnet, Subnet) = decode_update(kind, object, old_object)?;
                     subnet::validate_update(&new, &old, &context)
                 }
                 "DELETE" => subnet::validate_delete(&decode(kind, old_object)?),
@@ -220,8 +228,7 @@ fn dispatch(
             iptables_nat::validate_eip_create(&decode::<IptablesEip>(kind, object)?, cluster)
         }
         ("kubeovn.io", "IptablesEIP", "UPDATE") => {
-            let new: IptablesEip = decode(kind, object)?;
-            let old: IptablesEip = decode(kind, old_object)?;
+            let (new, old): (IptablesEip, IptablesEip) = decode_update(kind, object, old_object)?;
             iptables_nat::validate_eip_update(&new, &old, cluster)
         }
         ("kubeovn.io", "IptablesEIP", "DELETE") => {
@@ -231,32 +238,38 @@ fn dispatch(
             iptables_nat::validate_dnat_create(&decode::<IptablesRule>(kind, object)?, cluster)
         }
         ("kubeovn.io", "IptablesDnatRule", "UPDATE") => {
-            let new: IptablesRule = decode(kind, object)?;
-            let old: IptablesRule = decode(kind, old_object)?;
+            let (new, old): (IptablesRule, IptablesRule) = decode_update(kind, object, old_object)?;
             iptables_nat::validate_dnat_update(&new, &old, cluster)
         }
         ("kubeovn.io", "IptablesSnatRule", "CREATE") => {
             iptables_nat::validate_snat_create(&decode::<IptablesRule>(kind, object)?, cluster)
         }
         ("kubeovn.io", "IptablesSnatRule", "UPDATE") => {
-            let new: IptablesRule = decode(kind, object)?;
-            let old: IptablesRule = decode(kind, old_object)?;
-            iptables_nat::validate_snat_update(&new, &old, cluster)
+            let (new, old): (IptablesRule, IptablesRule) = decode_update(kind, object, old_object)?;
+            iptables_nat::validate_rule_update(
+                &new,
+                &old,
+                iptables_nat::validate_snat_create,
+                cluster,
+            )
         }
         ("kubeovn.io", "IptablesFIPRule", "CREATE") => {
             iptables_nat::validate_fip_create(&decode::<IptablesRule>(kind, object)?, cluster)
         }
         ("kubeovn.io", "IptablesFIPRule", "UPDATE") => {
-            let new: IptablesRule = decode(kind, object)?;
-            let old: IptablesRule = decode(kind, old_object)?;
-            iptables_nat::validate_fip_update(&new, &old, cluster)
+            let (new, old): (IptablesRule, IptablesRule) = decode_update(kind, object, old_object)?;
+            iptables_nat::validate_rule_update(
+                &new,
+                &old,
+                iptables_nat::validate_fip_create,
+                cluster,
+            )
         }
         ("kubeovn.io", "OvnEip", "CREATE") => {
             ovn_nat::validate_eip_create(&decode::<OvnEip>(kind, object)?, cluster)
         }
         ("kubeovn.io", "OvnEip", "UPDATE") => {
-            let new: OvnEip = decode(kind, object)?;
-            let old: OvnEip = decode(kind, old_object)?;
+            let (new, old): (OvnEip, OvnEip) = decode_update(kind, object, old_object)?;
             ovn_nat::validate_eip_update(&new, &old, cluster)
         }
         ("kubeovn.io", "OvnEip", "DELETE") => {
@@ -277,8 +290,7 @@ fn dispatch(
                 "OvnSnatRule" => cluster::OvnNatKind::SnatRule,
                 _ => cluster::OvnNatKind::Fip,
             };
-            let new: OvnRule = decode(kind, object)?;
-            let old: OvnRule = decode(kind, old_object)?;
+            let (new, old): (OvnRule, OvnRule) = decode_update(kind, object, old_object)?;
             ovn_nat::validate_rule_update(rule_kind, &new, &old, cluster)
         }
         _ => Ok(()),

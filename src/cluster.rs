@@ -14,6 +14,7 @@
 //! (benchmarks, fuzzing) over any [`Host`].
 
 use crate::denial::Denial;
+use crate::json::{self, Decode};
 use crate::net::go_quote;
 use crate::resources::{
     ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace,
@@ -22,7 +23,6 @@ use crate::resources::{
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
-use serde::Deserialize;
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
@@ -267,7 +267,7 @@ impl<H: Host> HostCluster<H> {
     /// Lists every object of a kind, each decoded as `T`.
     fn list_all<T>(&self, kind: Kind, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
     where
-        T: serde::de::DeserializeOwned,
+        T: for<'a> Decode<'a>,
     {
         let raw = self.list_raw(kind, None, field_masks)?;
         decode_list::<T>(kind, &raw)
@@ -284,12 +284,12 @@ impl<H: Host> HostCluster<H> {
         field_masks: Option<&[&str]>,
     ) -> Result<Option<T>, LookupError>
     where
-        T: serde::de::DeserializeOwned,
+        T: for<'a> Decode<'a>,
     {
         let Some(raw) = self.get_raw(kind, name, namespace, field_masks)? else {
             return Ok(None);
         };
-        serde_json::from_slice(&raw).map(Some).map_err(|e| {
+        json::from_slice(&raw).map(Some).map_err(|e| {
             get_error(
                 kind,
                 name,
@@ -325,8 +325,11 @@ impl<H: Host> HostCluster<H> {
             Ok(raw) => {
                 let decode_error =
                     |why: String| fail(format!("error deserializing get resource response: {why}"));
+                if raw.trim_ascii_start().starts_with(b"null") {
+                    return Err(decode_error("expected an object, found null".to_string()));
+                }
                 let head: TypeHead<'_> =
-                    serde_json::from_slice(&raw).map_err(|e| decode_error(e.to_string()))?;
+                    json::from_slice(&raw).map_err(|e| decode_error(e.to_string()))?;
                 head.check(kind.api_version, kind.kind, false)
                     .map_err(decode_error)?;
                 Ok(Some(raw))
@@ -358,13 +361,13 @@ fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
 /// The `apiVersion` and `kind` of an answer, which must be the ones asked
 /// for: an answer of another kind is the host's error, and reading it as an
 /// object of the kind asked for could admit what the cluster forbids.
-#[derive(Deserialize)]
+#[derive(Default)]
 struct TypeHead<'a> {
-    #[serde(rename = "apiVersion", borrow, default)]
     api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     kind: Option<Cow<'a, str>>,
 }
+
+crate::decode_struct!(TypeHead<'a> { api_version: "apiVersion", kind: "kind" });
 
 impl TypeHead<'_> {
     /// `required`: whether an absent field is an error (a list's envelope is
@@ -392,24 +395,13 @@ impl TypeHead<'_> {
     }
 }
 
-/// A `{Kind}List` answer: its kind is checked, its items decoded as `I`.
-#[derive(Deserialize)]
-#[serde(bound(deserialize = "I: Deserialize<'de>"))]
-struct ListAnswer<'a, I> {
-    #[serde(rename = "apiVersion", borrow, default)]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    /// Required: an answer without it is not a list, and reading it as an
-    /// empty one would admit what the cluster forbids.
-    items: Vec<I>,
-}
-
-/// Decodes a list answer of `kind`, each item as `I` (the kind's own type,
-/// or a lighter borrowed view of it).
+/// Decodes a `{Kind}List` answer of `kind`: its kind is checked, its items
+/// decoded as `I` (the kind's own type, or a lighter borrowed view of it).
+/// `items` is required: an answer without it is not a list, and reading it
+/// as an empty one would admit what the cluster forbids.
 fn decode_list<'a, I>(kind: Kind, raw: &'a [u8]) -> Result<Vec<I>, LookupError>
 where
-    I: Deserialize<'a>,
+    I: Decode<'a>,
 {
     let fail = |why: String| {
         LookupError(format!(
@@ -417,14 +409,28 @@ where
             kind.api_version, kind.kind
         ))
     };
-    let list: ListAnswer<'a, I> = serde_json::from_slice(raw).map_err(|e| fail(e.to_string()))?;
-    TypeHead {
-        api_version: list.api_version,
-        kind: list.kind,
+    let text = std::str::from_utf8(raw).map_err(|_| fail("invalid UTF-8".to_string()))?;
+    if text.trim_start().starts_with('n') {
+        return Err(fail("expected a list, found null".to_string()));
     }
-    .check(kind.api_version, kind.list_kind, true)
-    .map_err(fail)?;
-    Ok(list.items)
+    let mut head = TypeHead::default();
+    let mut items = None;
+    let mut reader = json::Reader::new(text);
+    reader
+        .object(&mut |r, key| {
+            match key {
+                "apiVersion" => head.api_version = Decode::decode(r)?,
+                "kind" => head.kind = Decode::decode(r)?,
+                "items" => items = Some(Vec::<I>::decode(r)?),
+                _ => r.skip()?,
+            }
+            Ok(())
+        })
+        .and_then(|()| reader.finish())
+        .map_err(|e| fail(e.to_string()))?;
+    head.check(kind.api_version, kind.list_kind, true)
+        .map_err(fail)?;
+    items.ok_or_else(|| fail("missing field `items`".to_string()))
 }
 
 /// The IP CRs of `subnet` in a raw IP list answer, decoded with borrowed
@@ -544,7 +550,7 @@ impl<H: Host> Cluster for HostCluster<H> {
 
     fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
         // Only its existence matters: nothing of it is decoded.
-        self.get_object::<serde::de::IgnoredAny>(kind, name, None, None)
+        self.get_object::<json::Ignored>(kind, name, None, None)
             .map(|object| object.is_some())
     }
 

@@ -63,14 +63,14 @@ mod tests {
     use serde_json::{Value, json};
 
     fn ip(spec: Value) -> Ip {
-        serde_json::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
+        crate::json::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
             .expect("ip")
     }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                serde_json::from_value(
+                crate::json::from_value(
                     json!({"metadata": {"name": "v6"}, "spec": {"cidrBlock": "fd00:16::/112"}}),
                 )
                 .expect("subnet"),

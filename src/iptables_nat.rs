@@ -295,21 +295,21 @@ mod tests {
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        serde_json::from_value(
+        crate::json::from_value(
             json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": status}),
         )
         .expect("eip")
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("rule")
+        crate::json::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("rule")
     }
 
     fn cluster() -> FakeCluster {
         let cm = |name: &str, data: Value| {
             (
                 CONFIG_NAMESPACE.to_string(),
-                serde_json::from_value(json!({"metadata": {"name": name}, "data": data}))
+                crate::json::from_value(json!({"metadata": {"name": name}, "data": data}))
                     .expect("cm"),
             )
         };
@@ -318,7 +318,7 @@ mod tests {
                 cm(NAT_CONFIG, json!({"image": "nat:v1"})),
                 cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
-            subnets: vec![serde_json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             eips: vec![eip(json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}), json!({"ready": true, "ip": "10.5.204.10"}))],
             ..FakeCluster::default()
         }

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod denial;
 pub mod ip_object;
 pub mod iptables_nat;
+pub mod json;
 pub mod nat_gateway;
 pub mod net;
 pub mod ovn_nat;
@@ -22,14 +23,12 @@ pub mod workloads;
 
 use cluster::{Cluster, HostCluster};
 use denial::Denial;
+use json::{Decode, Raw};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use owner::WorkloadKind;
 use resources::{
     Ip, IptablesEip, IptablesRule, OvnEip, OvnRule, Subnet, Vip, Vpc, VpcNatGateway, decode,
-    null_default,
 };
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use settings::Settings;
 use wapc_guest::{CallResult, register_function};
 
@@ -100,55 +99,66 @@ pub fn validate_settings(payload: &[u8]) -> CallResult {
 }
 
 /// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
-#[derive(Deserialize)]
+#[derive(Default)]
 struct ValidationRequest<'a> {
-    #[serde(borrow, default)]
-    settings: Option<&'a RawValue>,
-    #[serde(borrow)]
-    request: AdmissionRequest<'a>,
+    settings: Option<Raw<'a>>,
+    /// Required: `None` when absent or `null`.
+    request: Option<AdmissionRequest<'a>>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+decode_struct!(ValidationRequest<'a> { settings: "settings", request: "request" });
+
+#[derive(Default)]
 struct AdmissionRequest<'a> {
-    #[serde(default, deserialize_with = "null_default")]
     kind: GroupVersionKind,
-    #[serde(default, deserialize_with = "null_default")]
     operation: String,
-    #[serde(default, deserialize_with = "null_default")]
     name: String,
-    #[serde(default, deserialize_with = "null_default")]
     namespace: String,
-    #[serde(borrow, default)]
-    object: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    old_object: Option<&'a RawValue>,
+    object: Option<Raw<'a>>,
+    old_object: Option<Raw<'a>>,
 }
 
-#[derive(Default, Deserialize)]
+decode_struct!(AdmissionRequest<'a> {
+    kind: "kind",
+    operation: "operation",
+    name: "name",
+    namespace: "namespace",
+    object: "object",
+    old_object: "oldObject",
+});
+
+#[derive(Default)]
 struct GroupVersionKind {
-    #[serde(default, deserialize_with = "null_default")]
     group: String,
-    #[serde(default, deserialize_with = "null_default")]
     kind: String,
 }
 
+decode_struct!(GroupVersionKind {
+    group: "group",
+    kind: "kind"
+});
+
 /// The `object` and `oldObject` of an UPDATE, decoded in that order.
-fn decode_update<'a, T: Deserialize<'a>>(
+fn decode_update<'a, T: Decode<'a>>(
     kind: &str,
-    object: Option<&'a RawValue>,
-    old_object: Option<&'a RawValue>,
+    object: Option<Raw<'a>>,
+    old_object: Option<Raw<'a>>,
 ) -> Result<(T, T), Denial> {
     Ok((decode(kind, object)?, decode(kind, old_object)?))
 }
 
 /// Decides one ValidationRequest against a view of the cluster.
 pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Result<(), Denial> {
-    let envelope: ValidationRequest<'_> = serde_json::from_slice(payload)
+    let envelope: ValidationRequest<'_> = json::from_slice(payload)
         .map_err(|e| Denial::bad_request(format!("cannot decode the validation request: {e}")))?;
-    let settings = Settings::from_json(envelope.settings.map_or("", RawValue::get).as_bytes())
+    let Some(request) = envelope.request else {
+        return Err(Denial::bad_request(
+            "cannot decode the validation request: missing field `request`",
+        ));
+    };
+    let settings = Settings::from_json(envelope.settings.map_or("", |raw| raw.0).as_bytes())
         .map_err(Denial::bad_request)?;
-    dispatch(&envelope.request, &settings, cluster)
+    dispatch(&request, &settings, cluster)
 }
 
 fn dispatch(
@@ -215,7 +225,7 @@ fn dispatch(
         }
         ("kubeovn.io", "VpcNatGateway", "CREATE" | "UPDATE") => {
             let gw: VpcNatGateway = decode(kind, object)?;
-            let old = match old_object.filter(|raw| raw.get().trim() != "null") {
+            let old = match old_object {
                 Some(raw) => Some(decode::<VpcNatGateway>(kind, Some(raw))?),
                 None => None,
             };

@@ -198,7 +198,7 @@ mod tests {
 
     fn config_map(name: &str, data: Value) -> (String, ConfigMap) {
         let cm =
-            serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).expect("cm");
+            crate::json::from_value(json!({"metadata": {"name": name}, "data": data})).expect("cm");
         (CONFIG_NAMESPACE.to_string(), cm)
     }
 
@@ -209,13 +209,13 @@ mod tests {
                 config_map(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
             vpcs: vec![
-                serde_json::from_value(
+                crate::json::from_value(
                     json!({"metadata": {"name": "vpc-a"}, "spec": {"enableBfd": false}}),
                 )
                 .expect("vpc"),
             ],
             subnets: vec![
-                serde_json::from_value(
+                crate::json::from_value(
                     json!({"metadata": {"name": "net-a"}, "spec": {"cidrBlock": "10.0.1.0/24"}}),
                 )
                 .expect("subnet"),
@@ -230,7 +230,7 @@ mod tests {
         if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
             full.extend(extra.clone());
         }
-        serde_json::from_value(json!({"metadata": {"name": name}, "spec": full})).expect("gw")
+        crate::json::from_value(json!({"metadata": {"name": name}, "spec": full})).expect("gw")
     }
 
     #[test]

@@ -229,14 +229,14 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![serde_json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
         }
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        serde_json::from_value(
+        crate::json::from_value(
             json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
         )
         .expect("rule")
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn eip_checks() {
         let eip = |spec: Value, ready: bool| -> OvnEip {
-            serde_json::from_value(
+            crate::json::from_value(
                 json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
             )
             .expect("eip")

@@ -88,22 +88,24 @@ fn is_template_hash(s: &str) -> bool {
 }
 
 /// An object's `metadata.ownerReferences` entry, the fields read.
-#[derive(Clone, Debug, Default, serde::Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OwnerReference {
     /// `apiVersion`
-    #[serde(default, deserialize_with = "crate::resources::null_default")]
     pub api_version: String,
     /// `kind`
-    #[serde(default, deserialize_with = "crate::resources::null_default")]
     pub kind: String,
     /// `name`
-    #[serde(default, deserialize_with = "crate::resources::null_default")]
     pub name: String,
     /// `controller`
-    #[serde(default, deserialize_with = "crate::resources::null_default")]
     pub controller: bool,
 }
+
+crate::decode_struct!(OwnerReference {
+    api_version: "apiVersion",
+    kind: "kind",
+    name: "name",
+    controller: "controller"
+});
 
 /// The name upstream compares with `spec.podName`: the pod's own, or, for a
 /// KubeVirt launcher pod, the VM's (first `kubevirt.io/*`

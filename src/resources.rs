@@ -1,48 +1,38 @@
-//! The Kubernetes and Kube-OVN objects the policy reads, as lean serde
-//! structs holding only the fields a check looks at. Unknown fields are
-//! skipped while decoding, and `null` reads as absent, so a list of thousands
-//! of IP CRs decodes quickly and a field the CRD leaves out never fails it.
+//! The Kubernetes and Kube-OVN objects the policy reads, as lean structs
+//! holding only the fields a check looks at, decoded by [`crate::json`].
+//! Unknown fields are skipped while decoding, and `null` reads as absent, so
+//! a list of thousands of IP CRs decodes quickly and a field the CRD leaves
+//! out never fails it.
 
 use crate::cluster::Kind;
 use crate::denial::Denial;
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use crate::json::{self, Decode, Raw, Reader};
 use std::collections::BTreeMap;
 
 /// Decodes an admission `object` / `oldObject`; `null` or absent is
 /// upstream's "there is no content to decode" (400), and so is any object
 /// that does not decode (400, with the decoder's reason).
-pub fn decode<'a, T: Deserialize<'a>>(
-    kind: &str,
-    object: Option<&'a RawValue>,
-) -> Result<T, Denial> {
-    let raw = object.map(RawValue::get).filter(|raw| raw.trim() != "null");
-    let Some(raw) = raw else {
+pub fn decode<'a, T: Decode<'a>>(kind: &str, object: Option<Raw<'a>>) -> Result<T, Denial> {
+    let Some(Raw(raw)) = object else {
         return Err(Denial::bad_request("there is no content to decode"));
     };
-    serde_json::from_slice(raw.as_bytes())
+    json::from_str(raw)
         .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
 }
 
 /// The metadata fields the policy reads.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
     /// `metadata.name`
-    #[serde(default, deserialize_with = "null_default")]
     pub name: String,
     /// `metadata.annotations`
-    #[serde(default, deserialize_with = "null_default")]
     pub annotations: BTreeMap<String, String>,
 }
 
-/// Reads `null` as the type's default, so `"field": null` equals an absent field.
-pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
-}
+crate::decode_struct!(Meta {
+    name: "name",
+    annotations: "annotations"
+});
 
 /// Implements `k8s_openapi::Resource` and `ListableResource` for a kind,
 /// cluster-scoped unless `namespaced` is given.
@@ -87,92 +77,93 @@ macro_rules! cluster_resource {
 }
 
 /// `kubeovn.io/v1` IP: one address allocation (one pod NIC, node or VIP).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ip {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: IpSpec,
 }
 
+crate::decode_struct!(Ip {
+    metadata: "metadata",
+    spec: "spec"
+});
+
 /// The `spec` fields of an IP CR that decide ownership and conflicts.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IpSpec {
     /// Owner pod (or VM, or node) name.
-    #[serde(default, deserialize_with = "null_default")]
     pub pod_name: String,
     /// Owner namespace.
-    #[serde(default, deserialize_with = "null_default")]
     pub namespace: String,
     /// The subnet the address belongs to: the conflict scope.
-    #[serde(default, deserialize_with = "null_default")]
     pub subnet: String,
     /// Deprecated combined `v4`, `v6` or `v4,v6`; what upstream compares.
-    #[serde(default, deserialize_with = "null_default")]
     pub ip_address: String,
     /// The IPv4 address, when split.
-    #[serde(default, deserialize_with = "null_default")]
     pub v4_ip_address: String,
     /// The IPv6 address, when split.
-    #[serde(default, deserialize_with = "null_default")]
     pub v6_ip_address: String,
     /// The MAC address (read by the IP CR's own UPDATE check).
-    #[serde(default, deserialize_with = "null_default")]
     pub mac_address: String,
     /// `""`, `StatefulSet` or `VirtualMachine`.
-    #[serde(default, deserialize_with = "null_default")]
     pub pod_type: String,
 }
+
+crate::decode_struct!(IpSpec {
+    pod_name: "podName",
+    namespace: "namespace",
+    subnet: "subnet",
+    ip_address: "ipAddress",
+    v4_ip_address: "v4IpAddress",
+    v6_ip_address: "v6IpAddress",
+    mac_address: "macAddress",
+    pod_type: "podType"
+});
 
 cluster_resource!(Ip, "kubeovn.io", "v1", "IP", "ips");
 
 /// An IP CR as an IP list answer holds it, with strings borrowed from the
 /// answer where they have no escapes: lists of thousands decode without
 /// copying, and only the CRs a check keeps become [`Ip`]s.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub struct IpRef<'a> {
     /// `metadata`
-    #[serde(borrow, default, deserialize_with = "null_default")]
     pub metadata: MetaRef<'a>,
     /// `spec`
-    #[serde(borrow, default, deserialize_with = "null_default")]
     pub spec: IpSpecRef<'a>,
 }
 
+crate::decode_struct!(IpRef<'a> { metadata: "metadata", spec: "spec" });
+
 /// The `metadata.name` of a borrowed object.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 pub struct MetaRef<'a> {
     /// `name`
-    #[serde(borrow, default)]
     pub name: Str<'a>,
 }
 
+crate::decode_struct!(MetaRef<'a> { name: "name" });
+
 /// The [`IpSpec`] fields, borrowed.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 pub struct IpSpecRef<'a> {
     /// `podName`
-    #[serde(borrow, default)]
     pub pod_name: Str<'a>,
     /// `namespace`
-    #[serde(borrow, default)]
     pub namespace: Str<'a>,
     /// `subnet`
-    #[serde(borrow, default)]
     pub subnet: Str<'a>,
     /// `ipAddress`
-    #[serde(borrow, default)]
     pub ip_address: Str<'a>,
     /// `v4IpAddress`
-    #[serde(borrow, default)]
     pub v4_ip_address: Str<'a>,
     /// `v6IpAddress`
-    #[serde(borrow, default)]
     pub v6_ip_address: Str<'a>,
 }
+
+crate::decode_struct!(IpSpecRef<'a> { pod_name: "podName", namespace: "namespace", subnet: "subnet", ip_address: "ipAddress", v4_ip_address: "v4IpAddress", v6_ip_address: "v6IpAddress" });
 
 impl IpRef<'_> {
     /// The owned [`Ip`] with the same fields.
@@ -213,160 +204,144 @@ impl std::fmt::Display for Str<'_> {
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Str<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Str(std::borrow::Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Str(std::borrow::Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Str(std::borrow::Cow::Owned(v)))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Str::default())
-            }
-            fn visit_none<E>(self) -> Result<Self::Value, E> {
-                Ok(Str::default())
-            }
-        }
-        deserializer.deserialize_any(Visitor)
+impl<'a> Decode<'a> for Str<'a> {
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
+        std::borrow::Cow::decode(reader).map(Str)
     }
 }
 
 /// `kubeovn.io/v1` Subnet, with the fields the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Subnet {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: SubnetSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: SubnetStatus,
 }
 
+crate::decode_struct!(Subnet {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// The `spec` fields of a Subnet that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SubnetSpec {
     /// `a/b` or `v4/x,v6/y`; empty for a MAC-only underlay subnet.
-    #[serde(default, deserialize_with = "null_default")]
     pub cidr_block: String,
     /// `a` or `v4,v6`.
-    #[serde(default, deserialize_with = "null_default")]
     pub gateway: String,
     /// Namespaces bound to this subnet.
-    #[serde(default, deserialize_with = "null_default")]
     pub namespaces: Vec<String>,
     /// The cluster's default subnet.
-    #[serde(default, deserialize_with = "null_default")]
     pub default: bool,
     /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc: String,
     /// The underlay VLAN, if any.
-    #[serde(default, deserialize_with = "null_default")]
     pub vlan: String,
     /// `IPv4`, `IPv6`, `Dual`, `Mac` or empty.
-    #[serde(default, deserialize_with = "null_default")]
     pub protocol: String,
     /// Reserved addresses: `ip` or `a..b`.
-    #[serde(default, deserialize_with = "null_default")]
     pub exclude_ips: Vec<String>,
     /// CIDRs allowed to reach a private subnet.
-    #[serde(default, deserialize_with = "null_default")]
     pub allow_subnets: Vec<String>,
     /// `distributed`, `centralized` or empty.
-    #[serde(default, deserialize_with = "null_default")]
     pub gateway_type: String,
     /// Interface MTU; 0 when unset.
-    #[serde(default, deserialize_with = "null_default")]
     pub mtu: u32,
     /// SNAT outgoing traffic.
-    #[serde(default, deserialize_with = "null_default")]
     pub nat_outgoing: bool,
     /// `ip` or `v4,v6` of an external egress gateway.
-    #[serde(default, deserialize_with = "null_default")]
     pub external_egress_gateway: String,
     /// The policy-routing table of the external egress gateway.
-    #[serde(
-        rename = "policyRoutingTableID",
-        default,
-        deserialize_with = "null_default"
-    )]
     pub policy_routing_table_id: u32,
     /// Virtual IPs that must lie in the CIDR.
-    #[serde(default, deserialize_with = "null_default")]
     pub vips: Vec<String>,
     /// Use a logical gateway.
-    #[serde(default, deserialize_with = "null_default")]
     pub logical_gateway: bool,
     /// Underlay-to-overlay interconnection.
-    #[serde(default, deserialize_with = "null_default")]
     pub u2o_interconnection: bool,
     /// The u2o interconnection address.
-    #[serde(
-        rename = "u2oInterconnectionIP",
-        default,
-        deserialize_with = "null_default"
-    )]
     pub u2o_interconnection_ip: String,
     /// `u2oFeatures`
-    #[serde(default, deserialize_with = "null_default")]
     pub u2o_features: U2oFeatures,
     /// `natOutgoingPolicyRules`
-    #[serde(default, deserialize_with = "null_default")]
     pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule>,
 }
 
+crate::decode_struct!(SubnetSpec {
+    cidr_block: "cidrBlock",
+    gateway: "gateway",
+    namespaces: "namespaces",
+    default: "default",
+    vpc: "vpc",
+    vlan: "vlan",
+    protocol: "protocol",
+    exclude_ips: "excludeIps",
+    allow_subnets: "allowSubnets",
+    gateway_type: "gatewayType",
+    mtu: "mtu",
+    nat_outgoing: "natOutgoing",
+    external_egress_gateway: "externalEgressGateway",
+    policy_routing_table_id: "policyRoutingTableID",
+    vips: "vips",
+    logical_gateway: "logicalGateway",
+    u2o_interconnection: "u2oInterconnection",
+    u2o_interconnection_ip: "u2oInterconnectionIP",
+    u2o_features: "u2oFeatures",
+    nat_outgoing_policy_rules: "natOutgoingPolicyRules"
+});
+
 /// `spec.u2oFeatures`
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct U2oFeatures {
     /// Route only overlay traffic through the u2o port.
-    #[serde(default, deserialize_with = "null_default")]
     pub overlay_only_routing: bool,
 }
 
+crate::decode_struct!(U2oFeatures {
+    overlay_only_routing: "overlayOnlyRouting"
+});
+
 /// One `spec.natOutgoingPolicyRules` entry: only its match is validated.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NatOutgoingPolicyRule {
     /// `match`
-    #[serde(rename = "match", default, deserialize_with = "null_default")]
     pub matches: NatOutgoingPolicyMatch,
 }
 
+crate::decode_struct!(NatOutgoingPolicyRule { matches: "match" });
+
 /// `match` of a NAT outgoing policy rule.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NatOutgoingPolicyMatch {
     /// `srcIPs`: comma-separated IPs or CIDRs.
-    #[serde(rename = "srcIPs", default, deserialize_with = "null_default")]
     pub src_ips: String,
     /// `dstIPs`: comma-separated IPs or CIDRs.
-    #[serde(rename = "dstIPs", default, deserialize_with = "null_default")]
     pub dst_ips: String,
 }
 
+crate::decode_struct!(NatOutgoingPolicyMatch {
+    src_ips: "srcIPs",
+    dst_ips: "dstIPs"
+});
+
 /// The `status` counters a Subnet UPDATE or DELETE reads.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SubnetStatus {
     /// `v4usingIPs`
-    #[serde(rename = "v4usingIPs", default)]
     pub v4_using_ips: BigInt,
     /// `v6usingIPs`
-    #[serde(rename = "v6usingIPs", default)]
     pub v6_using_ips: BigInt,
 }
+
+crate::decode_struct!(SubnetStatus {
+    v4_using_ips: "v4usingIPs",
+    v6_using_ips: "v6usingIPs"
+});
 
 impl SubnetStatus {
     /// Whether any address of either family is in use.
@@ -442,199 +417,231 @@ fn decimal_is_zero(text: &str) -> Option<bool> {
     integral.then(|| digits().all(|b| b == b'0'))
 }
 
-impl<'de> Deserialize<'de> for BigInt {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = Box::<serde_json::value::RawValue>::deserialize(deserializer)?;
-        BigInt::parse(raw.get())
-            .ok_or_else(|| serde::de::Error::custom(format!("invalid big integer: {}", raw.get())))
+impl<'a> Decode<'a> for BigInt {
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
+        let raw = reader.raw()?;
+        BigInt::parse(raw)
+            .ok_or_else(|| json::Error::invalid(format!("invalid big integer: {raw}")))
     }
 }
 
 cluster_resource!(Subnet, "kubeovn.io", "v1", "Subnet", "subnets");
 
 /// `kubeovn.io/v1` IPPool: only its existence matters here.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IpPool {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
 }
+
+crate::decode_struct!(IpPool {
+    metadata: "metadata"
+});
 
 cluster_resource!(IpPool, "kubeovn.io", "v1", "IPPool", "ippools");
 
 /// `v1` Namespace: its `ovn.kubernetes.io/logical_switch` annotation.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespace {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
 }
+
+crate::decode_struct!(Namespace {
+    metadata: "metadata"
+});
 
 cluster_resource!(Namespace, "", "v1", "Namespace", "namespaces");
 
 /// `kubeovn.io/v1` Vpc.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Vpc {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: VpcSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: VpcStatus,
 }
 
+crate::decode_struct!(Vpc {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// The `spec` fields of a Vpc that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcSpec {
     /// Namespaces allowed to use this (custom) VPC.
-    #[serde(default, deserialize_with = "null_default")]
     pub namespaces: Vec<String>,
     /// `staticRoutes`
-    #[serde(default, deserialize_with = "null_default")]
     pub static_routes: Vec<StaticRoute>,
     /// `policyRoutes`
-    #[serde(default, deserialize_with = "null_default")]
     pub policy_routes: Vec<PolicyRoute>,
     /// `vpcPeerings`
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc_peerings: Vec<VpcPeering>,
     /// BFD on the VPC's router (NAT gateways may only enable BFD with it).
-    #[serde(default, deserialize_with = "null_default")]
     pub enable_bfd: bool,
 }
 
+crate::decode_struct!(VpcSpec {
+    namespaces: "namespaces",
+    static_routes: "staticRoutes",
+    policy_routes: "policyRoutes",
+    vpc_peerings: "vpcPeerings",
+    enable_bfd: "enableBfd"
+});
+
 /// One `spec.staticRoutes` entry.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StaticRoute {
     /// `policyDst`, `policySrc` or empty.
-    #[serde(default, deserialize_with = "null_default")]
     pub policy: String,
     /// An IP or a CIDR.
-    #[serde(default, deserialize_with = "null_default")]
     pub cidr: String,
     /// `nextHopIP`
-    #[serde(rename = "nextHopIP", default, deserialize_with = "null_default")]
     pub next_hop_ip: String,
 }
+
+crate::decode_struct!(StaticRoute {
+    policy: "policy",
+    cidr: "cidr",
+    next_hop_ip: "nextHopIP"
+});
 
 /// One `spec.policyRoutes` entry.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PolicyRoute {
     /// `allow`, `drop` or `reroute`.
-    #[serde(default, deserialize_with = "null_default")]
     pub action: String,
     /// `nextHopIP`: comma-separated for ECMP reroutes.
-    #[serde(rename = "nextHopIP", default, deserialize_with = "null_default")]
     pub next_hop_ip: String,
 }
 
+crate::decode_struct!(PolicyRoute {
+    action: "action",
+    next_hop_ip: "nextHopIP"
+});
+
 /// One `spec.vpcPeerings` entry.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcPeering {
     /// `localConnectIP`: a CIDR.
-    #[serde(rename = "localConnectIP", default, deserialize_with = "null_default")]
     pub local_connect_ip: String,
 }
 
+crate::decode_struct!(VpcPeering {
+    local_connect_ip: "localConnectIP"
+});
+
 /// The `status` fields of a Vpc that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcStatus {
     /// The VPC's router is up.
-    #[serde(default, deserialize_with = "null_default")]
     pub standby: bool,
     /// The default VPC (`ovn-cluster`).
-    #[serde(default, deserialize_with = "null_default")]
     pub default: bool,
     /// Subnets in the VPC.
-    #[serde(default, deserialize_with = "null_default")]
     pub subnets: Vec<String>,
 }
+
+crate::decode_struct!(VpcStatus {
+    standby: "standby",
+    default: "default",
+    subnets: "subnets"
+});
 
 cluster_resource!(Vpc, "kubeovn.io", "v1", "Vpc", "vpcs");
 
 /// `kubeovn.io/v1` Vip.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Vip {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: VipSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: VipStatus,
 }
 
+crate::decode_struct!(Vip {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// Every `spec` field of a Vip: an UPDATE is checked when any of them changed.
 /// Lists keep `null` apart from `[]`, as Go's `reflect.DeepEqual` does.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VipSpec {
     /// `namespace`
-    #[serde(default, deserialize_with = "null_default")]
     pub namespace: String,
     /// `subnet`
-    #[serde(default, deserialize_with = "null_default")]
     pub subnet: String,
     /// `type`
-    #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub vip_type: String,
     /// `v4ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v4ip: String,
     /// `v6ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v6ip: String,
     /// `macAddress`
-    #[serde(default, deserialize_with = "null_default")]
     pub mac_address: String,
     /// `selector`
-    #[serde(default)]
     pub selector: Option<Vec<String>>,
     /// `attachSubnets`
-    #[serde(default)]
     pub attach_subnets: Option<Vec<String>>,
 }
 
+crate::decode_struct!(VipSpec {
+    namespace: "namespace",
+    subnet: "subnet",
+    vip_type: "type",
+    v4ip: "v4ip",
+    v6ip: "v6ip",
+    mac_address: "macAddress",
+    selector: "selector",
+    attach_subnets: "attachSubnets"
+});
+
 /// `status` of a Vip: a MAC is set once it is assigned.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VipStatus {
     /// `mac`
-    #[serde(default, deserialize_with = "null_default")]
     pub mac: String,
 }
+
+crate::decode_struct!(VipStatus { mac: "mac" });
 
 cluster_resource!(Vip, "kubeovn.io", "v1", "Vip", "vips");
 
 /// `v1` Service: the apiserver's ClusterIPs (I9).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Service {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: ServiceSpec,
 }
 
+crate::decode_struct!(Service {
+    metadata: "metadata",
+    spec: "spec"
+});
+
 /// The `spec` fields of a Service that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ServiceSpec {
     /// `clusterIP`
-    #[serde(rename = "clusterIP", default, deserialize_with = "null_default")]
     pub cluster_ip: String,
     /// `clusterIPs`: one per family.
-    #[serde(rename = "clusterIPs", default, deserialize_with = "null_default")]
     pub cluster_ips: Vec<String>,
 }
+
+crate::decode_struct!(ServiceSpec {
+    cluster_ip: "clusterIP",
+    cluster_ips: "clusterIPs"
+});
 
 impl Service {
     /// The ClusterIPs, `clusterIPs` first; headless (`None`) and empty skipped.
@@ -655,26 +662,30 @@ cluster_resource!(Service, "", "v1", "Service", "services", namespaced);
 
 /// An OVN NAT rule (OvnDnatRule, OvnSnatRule, OvnFip) as a Vpc DELETE reads
 /// it: the VPC it is in, from `status.vpc` or else `spec.vpc`.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcReferrer {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec.vpc`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: VpcField,
     /// `status.vpc`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: VpcField,
 }
 
+crate::decode_struct!(VpcReferrer {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// A `{"vpc": …}` part of an object.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcField {
     /// `vpc`
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc: String,
 }
+
+crate::decode_struct!(VpcField { vpc: "vpc" });
 
 impl VpcReferrer {
     /// The VPC the rule is in: `status.vpc`, else `spec.vpc`.
@@ -688,77 +699,89 @@ impl VpcReferrer {
 }
 
 /// `v1` ConfigMap: the NAT gateway's configuration in `kube-system`.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ConfigMap {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `data`
-    #[serde(default, deserialize_with = "null_default")]
     pub data: BTreeMap<String, String>,
 }
+
+crate::decode_struct!(ConfigMap {
+    metadata: "metadata",
+    data: "data"
+});
 
 cluster_resource!(ConfigMap, "", "v1", "ConfigMap", "configmaps", namespaced);
 
 /// `kubeovn.io/v1` VpcNatGateway.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcNatGateway {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: VpcNatGatewaySpec,
 }
 
+crate::decode_struct!(VpcNatGateway {
+    metadata: "metadata",
+    spec: "spec"
+});
+
 /// The `spec` fields of a VpcNatGateway that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VpcNatGatewaySpec {
     /// The namespace of its StatefulSet.
-    #[serde(default, deserialize_with = "null_default")]
     pub namespace: String,
     /// `vpc`
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc: String,
     /// `subnet`
-    #[serde(default, deserialize_with = "null_default")]
     pub subnet: String,
     /// `lanIp`
-    #[serde(default, deserialize_with = "null_default")]
     pub lan_ip: String,
     /// `replicas`; 0 means 1.
-    #[serde(default, deserialize_with = "null_default")]
     pub replicas: i32,
     /// `tolerations`
-    #[serde(default, deserialize_with = "null_default")]
     pub tolerations: Vec<Toleration>,
     /// `qosPolicy`
-    #[serde(default, deserialize_with = "null_default")]
     pub qos_policy: String,
     /// `bfd`
-    #[serde(default, deserialize_with = "null_default")]
     pub bfd: Enabled,
 }
 
+crate::decode_struct!(VpcNatGatewaySpec {
+    namespace: "namespace",
+    vpc: "vpc",
+    subnet: "subnet",
+    lan_ip: "lanIp",
+    replicas: "replicas",
+    tolerations: "tolerations",
+    qos_policy: "qosPolicy",
+    bfd: "bfd"
+});
+
 /// A `corev1.Toleration`: the fields the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Toleration {
     /// `operator`
-    #[serde(default, deserialize_with = "null_default")]
     pub operator: String,
     /// `effect`
-    #[serde(default, deserialize_with = "null_default")]
     pub effect: String,
 }
 
+crate::decode_struct!(Toleration {
+    operator: "operator",
+    effect: "effect"
+});
+
 /// A `{"enabled": bool}` part of an object.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Enabled {
     /// `enabled`
-    #[serde(default, deserialize_with = "null_default")]
     pub enabled: bool,
 }
+
+crate::decode_struct!(Enabled { enabled: "enabled" });
 
 cluster_resource!(
     VpcNatGateway,
@@ -769,62 +792,70 @@ cluster_resource!(
 );
 
 /// `kubeovn.io/v1` IptablesEIP.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IptablesEip {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: IptablesEipSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: NatStatus,
 }
 
+crate::decode_struct!(IptablesEip {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// Every `spec` field of an IptablesEIP: an UPDATE is checked when any changed.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IptablesEipSpec {
     /// `v4ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v4ip: String,
     /// `v6ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v6ip: String,
     /// `macAddress`
-    #[serde(default, deserialize_with = "null_default")]
     pub mac_address: String,
     /// `natGwDp`: the VpcNatGateway it belongs to.
-    #[serde(default, deserialize_with = "null_default")]
     pub nat_gw_dp: String,
     /// `qosPolicy`
-    #[serde(default, deserialize_with = "null_default")]
     pub qos_policy: String,
     /// `externalSubnet`
-    #[serde(default, deserialize_with = "null_default")]
     pub external_subnet: String,
     /// `namespace`
-    #[serde(default, deserialize_with = "null_default")]
     pub namespace: String,
 }
 
+crate::decode_struct!(IptablesEipSpec {
+    v4ip: "v4ip",
+    v6ip: "v6ip",
+    mac_address: "macAddress",
+    nat_gw_dp: "natGwDp",
+    qos_policy: "qosPolicy",
+    external_subnet: "externalSubnet",
+    namespace: "namespace"
+});
+
 /// The `status` fields of the iptables NAT kinds that the checks read.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NatStatus {
     /// `ready`
-    #[serde(default, deserialize_with = "null_default")]
     pub ready: bool,
     /// `ip` (an EIP's assigned IPv4 address)
-    #[serde(default, deserialize_with = "null_default")]
     pub ip: String,
     /// `nat`: the rule kinds using an EIP, `fip,snat,dnat`.
-    #[serde(default, deserialize_with = "null_default")]
     pub nat: String,
     /// `redo`
-    #[serde(default, deserialize_with = "null_default")]
     pub redo: String,
 }
+
+crate::decode_struct!(NatStatus {
+    ready: "ready",
+    ip: "ip",
+    nat: "nat",
+    redo: "redo"
+});
 
 cluster_resource!(
     IptablesEip,
@@ -837,43 +868,48 @@ cluster_resource!(
 /// An iptables NAT rule of a VpcNatGateway (IptablesDnatRule,
 /// IptablesSnatRule or IptablesFIPRule), read through one type: every field
 /// of the three specs, each empty where its kind has none.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IptablesRule {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: IptablesRuleSpec,
 }
 
+crate::decode_struct!(IptablesRule {
+    metadata: "metadata",
+    spec: "spec"
+});
+
 /// The `spec` fields of the iptables NAT rules. The CRDs prune unknown
 /// fields, so comparing this whole spec compares the kind's own fields.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IptablesRuleSpec {
     /// `eip`: the IptablesEIP the rule uses.
-    #[serde(default, deserialize_with = "null_default")]
     pub eip: String,
     /// DNAT `externalPort`
-    #[serde(default, deserialize_with = "null_default")]
     pub external_port: String,
     /// DNAT `protocol`
-    #[serde(default, deserialize_with = "null_default")]
     pub protocol: String,
     /// DNAT and FIP `internalIp`
-    #[serde(default, deserialize_with = "null_default")]
     pub internal_ip: String,
     /// DNAT `internalPort`
-    #[serde(default, deserialize_with = "null_default")]
     pub internal_port: String,
     /// DNAT `type`: `exclusive` (the default) or `share`.
-    #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub rule_type: String,
     /// SNAT `internalCIDR`
-    #[serde(rename = "internalCIDR", default, deserialize_with = "null_default")]
     pub internal_cidr: String,
 }
+
+crate::decode_struct!(IptablesRuleSpec {
+    eip: "eip",
+    external_port: "externalPort",
+    protocol: "protocol",
+    internal_ip: "internalIp",
+    internal_port: "internalPort",
+    rule_type: "type",
+    internal_cidr: "internalCIDR"
+});
 
 /// `kubeovn.io/v1` IptablesDnatRule, read as an [`IptablesRule`].
 pub const IPTABLES_DNAT_RULE: Kind = Kind {
@@ -897,124 +933,141 @@ pub const IPTABLES_FIP_RULE: Kind = Kind {
 };
 
 /// `kubeovn.io/v1` QoSPolicy: only its existence matters here.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct QosPolicy {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
 }
+
+crate::decode_struct!(QosPolicy {
+    metadata: "metadata"
+});
 
 cluster_resource!(QosPolicy, "kubeovn.io", "v1", "QoSPolicy", "qos-policies");
 
 /// Any object, by name only: what a list read for its members' names keeps.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Named {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
 }
 
+crate::decode_struct!(Named {
+    metadata: "metadata"
+});
+
 /// `kubeovn.io/v1` OvnEip.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OvnEip {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: OvnEipSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: Ready,
 }
 
+crate::decode_struct!(OvnEip {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// Every `spec` field of an OvnEip.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OvnEipSpec {
     /// `externalSubnet`
-    #[serde(default, deserialize_with = "null_default")]
     pub external_subnet: String,
     /// `v4Ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v4_ip: String,
     /// `v6Ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v6_ip: String,
     /// `macAddress`
-    #[serde(default, deserialize_with = "null_default")]
     pub mac_address: String,
     /// `type`
-    #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub eip_type: String,
 }
 
+crate::decode_struct!(OvnEipSpec {
+    external_subnet: "externalSubnet",
+    v4_ip: "v4Ip",
+    v6_ip: "v6Ip",
+    mac_address: "macAddress",
+    eip_type: "type"
+});
+
 /// A `{"ready": bool}` status.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ready {
     /// `ready`
-    #[serde(default, deserialize_with = "null_default")]
     pub ready: bool,
 }
+
+crate::decode_struct!(Ready { ready: "ready" });
 
 cluster_resource!(OvnEip, "kubeovn.io", "v1", "OvnEip", "ovn-eips");
 
 /// An OVN NAT rule (OvnDnatRule, OvnSnatRule or OvnFip) read through one
 /// type: every field of the three specs, each empty where its kind has none.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OvnRule {
     /// `metadata`
-    #[serde(default, deserialize_with = "null_default")]
     pub metadata: Meta,
     /// `spec`
-    #[serde(default, deserialize_with = "null_default")]
     pub spec: OvnRuleSpec,
     /// `status`
-    #[serde(default, deserialize_with = "null_default")]
     pub status: Ready,
 }
 
+crate::decode_struct!(OvnRule {
+    metadata: "metadata",
+    spec: "spec",
+    status: "status"
+});
+
 /// The `spec` fields of the OVN NAT rules (the CRDs prune unknown fields).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct OvnRuleSpec {
     /// `ovnEip`
-    #[serde(default, deserialize_with = "null_default")]
     pub ovn_eip: String,
     /// `ipType`
-    #[serde(default, deserialize_with = "null_default")]
     pub ip_type: String,
     /// `ipName`
-    #[serde(default, deserialize_with = "null_default")]
     pub ip_name: String,
     /// DNAT `internalPort`
-    #[serde(default, deserialize_with = "null_default")]
     pub internal_port: String,
     /// DNAT `externalPort`
-    #[serde(default, deserialize_with = "null_default")]
     pub external_port: String,
     /// DNAT `protocol`
-    #[serde(default, deserialize_with = "null_default")]
     pub protocol: String,
     /// `vpc`
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc: String,
     /// DNAT and FIP `v4Ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v4_ip: String,
     /// DNAT and FIP `v6Ip`
-    #[serde(default, deserialize_with = "null_default")]
     pub v6_ip: String,
     /// SNAT `vpcSubnet`
-    #[serde(default, deserialize_with = "null_default")]
     pub vpc_subnet: String,
     /// SNAT `v4IpCidr`
-    #[serde(default, deserialize_with = "null_default")]
     pub v4_ip_cidr: String,
     /// SNAT `v6IpCidr`
-    #[serde(default, deserialize_with = "null_default")]
     pub v6_ip_cidr: String,
     /// FIP `type`
-    #[serde(rename = "type", default, deserialize_with = "null_default")]
     pub rule_type: String,
 }
+
+crate::decode_struct!(OvnRuleSpec {
+    ovn_eip: "ovnEip",
+    ip_type: "ipType",
+    ip_name: "ipName",
+    internal_port: "internalPort",
+    external_port: "externalPort",
+    protocol: "protocol",
+    vpc: "vpc",
+    v4_ip: "v4Ip",
+    v6_ip: "v6Ip",
+    vpc_subnet: "vpcSubnet",
+    v4_ip_cidr: "v4IpCidr",
+    v6_ip_cidr: "v6IpCidr",
+    rule_type: "type"
+});

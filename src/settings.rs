@@ -1,9 +1,8 @@
 //! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
 
 use crate::cluster::is_dns1123_subdomain;
+use crate::json::{self, Reader};
 use crate::net::{Protocol, check_protocol};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
@@ -19,25 +18,57 @@ pub struct Settings {
     pub kubernetes_service_ip: Option<String>,
 }
 
-/// The settings document as it comes, each value kept as text so that a
-/// value of the wrong type is reported with its field's name.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Document<'a> {
-    #[serde(rename = "defaultVpc", borrow, default)]
-    default_vpc: Option<&'a RawValue>,
-    #[serde(rename = "kubernetesServiceIP", borrow, default)]
-    kubernetes_service_ip: Option<&'a RawValue>,
+/// The settings a document may hold, as its keys spell them.
+const FIELDS: [&str; 2] = ["defaultVpc", "kubernetesServiceIP"];
+
+/// A string setting: `null` is unset; anything but a string is refused,
+/// quoting the value given.
+fn string_field(name: &str, reader: &mut Reader<'_>) -> Result<Option<String>, String> {
+    let text = reader
+        .raw()
+        .map_err(|e| format!("settings are not valid: {e}"))?;
+    if text == "null" {
+        return Ok(None);
+    }
+    json::from_str::<String>(text)
+        .map(Some)
+        .map_err(|_| format!("{name}: expected a string, got {text}"))
 }
 
-/// A string setting: `null` is unset; anything but a string is refused.
-fn string_field(name: &str, raw: Option<&RawValue>) -> Result<Option<String>, String> {
-    match raw.map(RawValue::get) {
-        None | Some("null") => Ok(None),
-        Some(text) => serde_json::from_str::<String>(text)
-            .map(Some)
-            .map_err(|_| format!("{name}: expected a string, got {text}")),
+/// Reads a settings object: each known key once, no other key.
+fn read_document(payload: &str) -> Result<Settings, String> {
+    let mut settings = Settings::default();
+    let mut seen = [false; FIELDS.len()];
+    let mut failure = None;
+    let mut reader = Reader::new(payload);
+    let read = reader.object(&mut |r, key| {
+        let Some(index) = FIELDS.iter().position(|field| *field == key) else {
+            failure = Some(format!(
+                "settings are not valid: unknown field `{key}`, expected `{}` or `{}`",
+                FIELDS[0], FIELDS[1]
+            ));
+            return Err(json::Error::invalid("unknown field"));
+        };
+        if std::mem::replace(&mut seen[index], true) {
+            failure = Some(format!("settings are not valid: duplicate field `{key}`"));
+            return Err(json::Error::invalid("duplicate field"));
+        }
+        let value = string_field(key, r).map_err(|message| {
+            failure = Some(message);
+            json::Error::invalid("invalid value")
+        })?;
+        match index {
+            0 => settings.default_vpc = value,
+            _ => settings.kubernetes_service_ip = value,
+        }
+        Ok(())
+    });
+    if let Some(message) = failure {
+        return Err(message);
     }
+    read.and_then(|()| reader.finish())
+        .map_err(|e| format!("settings are not valid: {e}"))?;
+    Ok(settings)
 }
 
 impl Settings {
@@ -73,24 +104,14 @@ impl Settings {
 
     /// Decodes and checks a settings document.
     pub fn from_json(payload: &[u8]) -> Result<Self, String> {
+        let payload = std::str::from_utf8(payload)
+            .map_err(|_| "settings are not valid: invalid UTF-8".to_string())?;
         // The policy-server sends `null` or nothing when no settings are given.
-        let first = payload.iter().find(|b| !b.is_ascii_whitespace());
-        let settings: Settings = if first.is_none() {
-            Settings::default()
-        } else if first != Some(&b'{') && first != Some(&b'n') {
-            return Err("settings are not valid: expected an object of settings".to_string());
-        } else {
-            match serde_json::from_slice::<Option<Document<'_>>>(payload)
-                .map_err(|e| format!("settings are not valid: {e}"))?
-            {
-                None => Settings::default(),
-                Some(doc) => Settings {
-                    default_vpc: string_field("defaultVpc", doc.default_vpc)?,
-                    kubernetes_service_ip: string_field(
-                        "kubernetesServiceIP",
-                        doc.kubernetes_service_ip,
-                    )?,
-                },
+        let settings = match payload.trim_start().as_bytes().first() {
+            None => Settings::default(),
+            Some(b'{' | b'n') => read_document(payload)?,
+            Some(_) => {
+                return Err("settings are not valid: expected an object of settings".to_string());
             }
         };
         settings.validate()?;

@@ -46,7 +46,7 @@ mod tests {
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        serde_json::from_value(
+        crate::json::from_value(
             json!({"metadata": {"name": "vip-a"}, "spec": spec, "status": {"mac": mac}}),
         )
         .expect("vip")
@@ -55,7 +55,7 @@ mod tests {
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                serde_json::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
+                crate::json::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
                     .expect("subnet"),
             ],
             ..FakeCluster::default()

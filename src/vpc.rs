@@ -204,14 +204,14 @@ mod delete_tests {
     use serde_json::json;
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
-        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
+        crate::json::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
             .expect("referrer")
     }
 
     #[test]
     fn delete_is_refused_while_in_use() {
         let vpc = |subnets: serde_json::Value| -> Vpc {
-            serde_json::from_value(
+            crate::json::from_value(
                 json!({"metadata": {"name": "vpc-a"}, "status": {"subnets": subnets}}),
             )
             .expect("vpc")

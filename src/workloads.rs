@@ -3,63 +3,76 @@
 
 use crate::cluster::Cluster;
 use crate::denial::Denial;
+use crate::json::Raw;
 use crate::owner::{OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload};
-use crate::resources::{decode, null_default};
+use crate::resources::decode;
 use crate::static_ip::{self, Request, Subject};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// The metadata of a Pod, a workload or a pod template.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct Metadata {
-    #[serde(default, deserialize_with = "null_default")]
     name: String,
-    #[serde(default, deserialize_with = "null_default")]
     namespace: String,
-    #[serde(default, deserialize_with = "null_default")]
     annotations: BTreeMap<String, String>,
-    #[serde(default, deserialize_with = "null_default")]
     owner_references: Vec<OwnerReference>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+crate::decode_struct!(Metadata {
+    name: "name",
+    namespace: "namespace",
+    annotations: "annotations",
+    owner_references: "ownerReferences"
+});
+
+#[derive(Debug, Default)]
 struct Pod {
-    #[serde(default, deserialize_with = "null_default")]
     metadata: Metadata,
 }
+
+crate::decode_struct!(Pod {
+    metadata: "metadata"
+});
 
 /// Deployment, StatefulSet, DaemonSet and Job keep the template at
 /// `spec.template`; CronJob at `spec.jobTemplate.spec.template`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default)]
 struct WorkloadSpec {
-    #[serde(default, deserialize_with = "null_default")]
     template: Pod,
-    #[serde(default, deserialize_with = "null_default")]
     job_template: JobTemplate,
 }
 
-#[derive(Debug, Default, Deserialize)]
+crate::decode_struct!(WorkloadSpec {
+    template: "template",
+    job_template: "jobTemplate"
+});
+
+#[derive(Debug, Default)]
 struct JobTemplate {
-    #[serde(default, deserialize_with = "null_default")]
     spec: JobSpec,
 }
 
-#[derive(Debug, Default, Deserialize)]
+crate::decode_struct!(JobTemplate { spec: "spec" });
+
+#[derive(Debug, Default)]
 struct JobSpec {
-    #[serde(default, deserialize_with = "null_default")]
     template: Pod,
 }
 
-#[derive(Debug, Default, Deserialize)]
+crate::decode_struct!(JobSpec {
+    template: "template"
+});
+
+#[derive(Debug, Default)]
 struct WorkloadObject {
-    #[serde(default, deserialize_with = "null_default")]
     metadata: Metadata,
-    #[serde(default, deserialize_with = "null_default")]
     spec: WorkloadSpec,
 }
+
+crate::decode_struct!(WorkloadObject {
+    metadata: "metadata",
+    spec: "spec"
+});
 
 impl WorkloadObject {
     fn template_annotations(&self, kind: WorkloadKind) -> &BTreeMap<String, String> {
@@ -72,7 +85,7 @@ impl WorkloadObject {
 
 /// A Pod CREATE: the pod's own annotations, owner and controlling workload.
 pub fn validate_pod(
-    object: Option<&RawValue>,
+    object: Option<Raw<'_>>,
     request_name: &str,
     request_namespace: &str,
     cluster: &dyn Cluster,
@@ -103,15 +116,15 @@ pub fn validate_pod(
 /// A workload CREATE, or an UPDATE whose template static-IP annotations changed (I10).
 pub fn validate_workload(
     kind: WorkloadKind,
-    object: Option<&RawValue>,
-    old_object: Option<&RawValue>,
+    object: Option<Raw<'_>>,
+    old_object: Option<Raw<'_>>,
     request_namespace: &str,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     let kind_name = kind.to_string();
     let workload: WorkloadObject = decode(&kind_name, object)?;
     let annotations = workload.template_annotations(kind);
-    if let Some(old) = old_object.filter(|raw| raw.get().trim() != "null") {
+    if let Some(old) = old_object {
         let unchanged = decode::<WorkloadObject>(&kind_name, Some(old)).is_ok_and(|old| {
             static_ip_annotations(old.template_annotations(kind))
                 == static_ip_annotations(annotations)

@@ -36,8 +36,8 @@ struct Scenario {
 
 /// The figures of one scenario, in microseconds and bytes.
 struct Figures {
-    fresh: (f64, f64),
-    warm: (f64, f64),
+    fresh: Quantiles,
+    warm: Quantiles,
     native: f64,
     bytes_in: usize,
 }
@@ -148,27 +148,51 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
     Ok(out)
 }
 
-/// Times `f` until the budget is spent (at least `min` runs); the median and
-/// the 99th percentile, in microseconds.
+const MIN_SAMPLES: usize = 15;
+const MAX_SAMPLES: usize = 20_000;
+
+/// The median and the 99th percentile, in microseconds.
+type Quantiles = (f64, f64);
+
+/// The [`Quantiles`] of samples.
+fn quantiles(mut samples: Vec<f64>) -> Quantiles {
+    samples.sort_by(f64::total_cmp);
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.99))
+}
+
+/// Times `f` until the budget is spent (at least [`MIN_SAMPLES`] runs).
 fn time(
     budget: Duration,
     mut f: impl FnMut() -> Result<(), BoxError>,
-) -> Result<(f64, f64), BoxError> {
-    const MIN: usize = 15;
-    const MAX: usize = 20_000;
+) -> Result<Quantiles, BoxError> {
+    let (a, _) = time_pair(budget, &mut f, &mut || Ok(()))?;
+    Ok(a)
+}
+
+/// Times `a` and `b` in alternation until the budget is spent, so that
+/// both see the same machine (clock speed, the other core's load) and
+/// their ratio does not drift with it.
+fn time_pair(
+    budget: Duration,
+    a: &mut dyn FnMut() -> Result<(), BoxError>,
+    b: &mut dyn FnMut() -> Result<(), BoxError>,
+) -> Result<(Quantiles, Quantiles), BoxError> {
     for _ in 0..3 {
-        f()?;
+        a()?;
+        b()?;
     }
-    let mut samples = Vec::new();
+    let (mut of_a, mut of_b) = (Vec::new(), Vec::new());
     let start = Instant::now();
-    while samples.len() < MIN || (start.elapsed() < budget && samples.len() < MAX) {
+    while of_a.len() < MIN_SAMPLES || (start.elapsed() < budget && of_a.len() < MAX_SAMPLES) {
         let t = Instant::now();
-        f()?;
-        samples.push(t.elapsed().as_secs_f64() * 1e6);
+        a()?;
+        of_a.push(t.elapsed().as_secs_f64() * 1e6);
+        let t = Instant::now();
+        b()?;
+        of_b.push(t.elapsed().as_secs_f64() * 1e6);
     }
-    samples.sort_by(f64::total_cmp);
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    Ok((at(0.5), at(0.99)))
+    Ok((quantiles(of_a), quantiles(of_b)))
 }
 
 fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, BoxError> {
@@ -189,17 +213,19 @@ fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, B
     })?;
     let instance = policy.instance(Backend::Shared(s.cluster.clone()))?;
     instance.set_call_log(false);
-    let warm = time(budget, || {
-        check(instance.validate_raw(&s.payload)?.accepted)
-    })?;
-    let (native, _) = time(budget, || {
-        let host = NativeHost {
-            cluster: &s.cluster,
-            bytes: Cell::new(0),
-        };
-        let cluster = HostCluster::with_host(host);
-        check(kube_ovn_policy::evaluate(&s.payload, &cluster).is_ok())
-    })?;
+    // Warm and native alternate: their ratio is the figure compared.
+    let (warm, (native, _)) = time_pair(
+        budget,
+        &mut || check(instance.validate_raw(&s.payload)?.accepted),
+        &mut || {
+            let host = NativeHost {
+                cluster: &s.cluster,
+                bytes: Cell::new(0),
+            };
+            let cluster = HostCluster::with_host(host);
+            check(kube_ovn_policy::evaluate(&s.payload, &cluster).is_ok())
+        },
+    )?;
     Ok(Figures {
         fresh,
         warm,

@@ -338,6 +338,30 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
         (verdict.code, verdict.message.as_deref()),
         (Some(400), Some("there is no content to decode"))
     );
+
+    // A value of the wrong type is named by its path; a text that is not
+    // JSON by its byte offset.
+    let subnet = new_subnet("s", json!({"cidrBlock": 7}));
+    let verdict = instance
+        .validate(&subnet_request("CREATE", subnet, Value::Null), &json!({}))
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (
+            Some(400),
+            Some("cannot decode Subnet object: spec.cidrBlock: expected a string, found a number")
+        )
+    );
+    let verdict = instance
+        .validate_raw(br#"{"request": {"kind": {"kind": "Pod"}, "operation": "CREATE",}}"#)
+        .expect("answer");
+    assert_eq!(
+        (verdict.code, verdict.message.as_deref()),
+        (
+            Some(400),
+            Some("cannot decode the validation request: request: expected a key at byte 60")
+        )
+    );
 }
 
 #[test]

@@ -69,7 +69,7 @@ bench: policy.wasm
 # cargo-fuzz targets on native builds; fails on the first crash. Seeds come
 # from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := net_parsers pod_annotations overlap validate
+FUZZ_TARGETS := net_parsers pod_annotations overlap validate json_reader
 
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }

@@ -17,7 +17,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-/// How deeply arrays and objects may nest (serde_json's default limit).
+/// How deeply arrays and objects may nest (serde_json's limit for the
+/// values it decodes; it skips ignored values at any depth).
 pub const MAX_DEPTH: u32 = 128;
 
 /// Why a text did not decode, and where. Boxed, so that every `Result`

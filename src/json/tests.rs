@@ -156,7 +156,10 @@ fn syntax_errors_give_the_byte_offset() {
 #[test]
 fn nesting_is_bounded() {
     let deep = |n: usize| format!("{{\"raw\": {}{}}}", "[".repeat(n), "]".repeat(n));
+    // The object holding "raw" is the first level.
     assert!(decode(&deep(MAX_DEPTH as usize - 1)).is_ok());
+    let err = decode(&deep(MAX_DEPTH as usize)).expect_err("too deep");
+    assert!(err.ends_with("nested too deeply at byte 135"), "{err}");
     let err = decode(&deep(100_000)).expect_err("too deep");
     assert!(err.ends_with("nested too deeply at byte 135"), "{err}");
 }

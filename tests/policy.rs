@@ -855,6 +855,7 @@ fn every_lookup_failure_is_a_400_naming_the_lookup() {
             Failure::Payload(Vec::new()),
             Failure::Payload(b"not json".to_vec()),
             Failure::Payload(b"[1, 2]".to_vec()),
+            Failure::Payload(b" null ".to_vec()),
             Failure::Payload(b"{}".to_vec()),
             Failure::Payload(br#"{"kind": "WrongList", "items": []}"#.to_vec()),
             Failure::Payload(

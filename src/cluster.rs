@@ -325,7 +325,7 @@ impl<H: Host> HostCluster<H> {
             Ok(raw) => {
                 let decode_error =
                     |why: String| fail(format!("error deserializing get resource response: {why}"));
-                if raw.trim_ascii() == b"null" {
+                if json::is_null(&raw) {
                     return Err(decode_error("expected an object, found null".to_string()));
                 }
                 let head: TypeHead<'_> =
@@ -410,7 +410,7 @@ where
         ))
     };
     let text = std::str::from_utf8(raw).map_err(|_| fail("invalid UTF-8".to_string()))?;
-    if text.trim_matches([' ', '\t', '\n', '\r']) == "null" {
+    if json::is_null(raw) {
         return Err(fail("expected a list, found null".to_string()));
     }
     let mut head = TypeHead::default();

@@ -532,6 +532,12 @@ pub fn from_str<'a, T: Decode<'a>>(text: &'a str) -> Result<T, Error> {
     Ok(value)
 }
 
+/// Whether a whole text is `null` (which [`Reader::object`] reads as an
+/// empty object, where a caller may need to refuse it).
+pub fn is_null(text: &[u8]) -> bool {
+    text.trim_ascii() == b"null"
+}
+
 /// Decodes a whole UTF-8 text as one `T`.
 pub fn from_slice<'a, T: Decode<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
     let text = std::str::from_utf8(bytes)

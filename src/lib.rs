@@ -225,10 +225,9 @@ fn dispatch(
         }
         ("kubeovn.io", "VpcNatGateway", "CREATE" | "UPDATE") => {
             let gw: VpcNatGateway = decode(kind, object)?;
-            let old = match old_object {
-                Some(raw) => Some(decode::<VpcNatGateway>(kind, Some(raw))?),
-                None => None,
-            };
+            let old = old_object
+                .map(|raw| decode::<VpcNatGateway>(kind, Some(raw)))
+                .transpose()?;
             nat_gateway::validate(&gw, old.as_ref(), cluster)
         }
         ("kubeovn.io", "VpcNatGateway", "DELETE") => {

@@ -259,7 +259,8 @@ impl<H: Host> HostCluster<H> {
         let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
         self.host.call("list_resources_all", &payload).map_err(|e| {
             fail(format!(
-                "error invoking host capability kubernetes.list_resources_all: {e}"
+                "error invoking host capability kubernetes.list_resources_all: {}",
+                host_error_summary(&e)
             ))
         })
     }
@@ -334,9 +335,10 @@ impl<H: Host> HostCluster<H> {
                     .map_err(decode_error)?;
                 Ok(Some(raw))
             }
-            Err(text) if is_not_found(&text) => Ok(None),
+            Err(text) if is_not_found(&text, kind, name, namespace) => Ok(None),
             Err(text) => Err(fail(format!(
-                "error invoking host capability kubernetes.get_resource: {text}"
+                "error invoking host capability kubernetes.get_resource: {}",
+                host_error_summary(&text)
             ))),
         }
     }
@@ -480,10 +482,35 @@ pub fn not_found<T: k8s_openapi::Resource>(name: &str) -> String {
     }
 }
 
-/// The policy-server passes the API server's error text through: a missing
-/// object reads `… "name" not found` (reason NotFound, code 404).
-fn is_not_found(text: &str) -> bool {
-    text.contains("not found") || text.contains("NotFound")
+/// Whether a failed `get_resource` means the object does not exist.
+///
+/// policy-evaluator reads the object with kube-rs' `Api::get_opt`, which
+/// turns the API server's 404 into `None`, and then fails the call with
+/// `Cannot find <apiVersion>/<Kind> named '<name>' inside of namespace
+/// '<namespace as Rust's Debug of Option<&str>>'` (`client.rs`,
+/// `Client::get_resource`, Kubewarden 1.36). The host call carries no
+/// structured error, so that text, for exactly the object asked for, is the
+/// only signal; any other failure (403, a missing CRD, a timeout) stays a
+/// failed lookup.
+fn is_not_found(text: &str, kind: Kind, name: &str, namespace: Option<&str>) -> bool {
+    let missing = format!(
+        "Cannot find {}/{} named '{name}' inside of namespace '{namespace:?}'",
+        kind.api_version, kind.kind
+    );
+    host_error_summary(text).ends_with(&missing)
+}
+
+/// A host error as a rejection message shows it: its first line (with
+/// `RUST_BACKTRACE` set, the policy-server appends a backtrace), without the
+/// debug dump of the API server's Status that kube-rs appends to an API
+/// error (`… at the cluster scope: Forbidden (Status { status: … })`).
+fn host_error_summary(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("").trim_end();
+    [" (Status { ", " (ErrorResponse { "]
+        .iter()
+        .filter_map(|dump| line.find(dump))
+        .min()
+        .map_or(line, |end| &line[..end])
 }
 
 /// A Kubernetes object name (DNS-1123 subdomain): at most 253 characters of
@@ -800,5 +827,92 @@ mod tests {
         for bad in ["", "Pool", "a;b", "-a", "a-", "a b", &"a".repeat(254)] {
             assert!(!is_dns1123_subdomain(bad), "{bad}");
         }
+    }
+
+    /// A host that fails every call with one text.
+    struct Failing(&'static str);
+
+    impl Host for Failing {
+        fn call(&self, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
+            Err(self.0.to_string())
+        }
+    }
+
+    /// What the guest receives from policy-server 1.36 for a GET of a missing
+    /// object (recorded with kwctl against an API server answering 404),
+    /// with `RUST_BACKTRACE=1` in the server's environment.
+    const MISSING_POOL: &str = "Host error: Callback evaluation failure: Cannot find \
+        kubeovn.io/v1/IPPool named 'pool-a' inside of namespace 'None'\n\nStack backtrace:\n   0: <unknown>";
+
+    #[test]
+    fn a_missing_object_is_recognised_from_the_policy_servers_answer() {
+        let cluster = HostCluster::with_host(Failing(MISSING_POOL));
+        assert_eq!(cluster.ippool_exists("pool-a"), Ok(false));
+        let cm = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: Cannot find v1/ConfigMap named \
+             'ovn-vpc-nat-config' inside of namespace 'Some(\"kube-system\")'",
+        ));
+        assert_eq!(cm.config_map("kube-system", "ovn-vpc-nat-config"), Ok(None));
+    }
+
+    #[test]
+    fn only_the_object_asked_for_counts_as_missing() {
+        // Another object's text, another kind's, a missing CRD, a 403 and a
+        // 404 text that does not come from policy-evaluator: lookup failures.
+        for text in [
+            MISSING_POOL.replace("pool-a", "pool-b"),
+            MISSING_POOL.replace("IPPool", "Vpc"),
+            MISSING_POOL.replace("'None'", "'Some(\"default\")'"),
+            "Host error: Callback evaluation failure: Cannot find resource kubeovn.io/v1/IPPool"
+                .into(),
+            "Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io \"pool-a\" is \
+             forbidden: Forbidden (Status { code: 403 })"
+                .into(),
+            "ippools.kubeovn.io \"pool-a\" not found".into(),
+        ] {
+            let text: &'static str = Box::leak(text.into_boxed_str());
+            let cluster = HostCluster::with_host(Failing(text));
+            let err = cluster.ippool_exists("pool-a").expect_err(text);
+            assert!(
+                err.0
+                    .starts_with("cannot get kubeovn.io/v1 IPPool \"pool-a\": "),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_api_error_loses_kube_rs_debug_dump() {
+        let cluster = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io \"pool-a\" is \
+             forbidden: User \"u\" cannot get resource \"ippools\" in API group \"kubeovn.io\" at \
+             the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: \"…\" })",
+        ));
+        assert_eq!(
+            cluster.ippool_exists("pool-a"),
+            Err(LookupError(
+                "cannot get kubeovn.io/v1 IPPool \"pool-a\": error invoking host capability \
+                 kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: \
+                 ippools.kubeovn.io \"pool-a\" is forbidden: User \"u\" cannot get resource \
+                 \"ippools\" in API group \"kubeovn.io\" at the cluster scope: Forbidden"
+                    .to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_host_error_is_cut_to_its_first_line() {
+        let cluster = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: connection refused\n\nStack backtrace:\n   0: x",
+        ));
+        assert_eq!(
+            cluster.subnets().map(<[Subnet]>::len),
+            Err(LookupError(
+                "cannot list kubeovn.io/v1 Subnet: error invoking host capability \
+                 kubernetes.list_resources_all: Host error: Callback evaluation failure: \
+                 connection refused"
+                    .to_string()
+            ))
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! Conformance cases (`../shared/conformance/README.md` format): load one,
 //! run it through the policy, and compare the answer.
 
-use crate::cluster::ClusterState;
+use crate::cluster::{ClusterState, Failure};
 use crate::{BoxError, Policy, Verdict};
 use serde::Deserialize;
 use serde_json::Value;
@@ -36,6 +36,10 @@ pub struct Case {
     /// Policy settings.
     #[serde(default)]
     pub settings: Value,
+    /// The kinds the API server answers 403 for (this project's own
+    /// extension of the format; `e2e/apiserver.py` honours it too).
+    #[serde(default)]
+    pub forbidden: Vec<String>,
     /// The expected answer (absent in plain example files).
     #[serde(default)]
     pub expect: Option<Expect>,
@@ -56,12 +60,21 @@ impl Case {
         } else {
             self.settings.clone()
         };
-        let (verdict, _) = policy.validate(
-            &self.request,
-            &settings,
-            ClusterState::from_json(&self.cluster)?,
-        )?;
+        let (verdict, _) = policy.validate(&self.request, &settings, self.cluster_state()?)?;
         Ok(verdict)
+    }
+
+    /// The cluster the case describes, with its forbidden kinds.
+    pub fn cluster_state(&self) -> Result<ClusterState, BoxError> {
+        let mut state = ClusterState::from_json(&self.cluster)?;
+        for kind in &self.forbidden {
+            let (_, api_version, kind, ..) = crate::cluster::KINDS
+                .iter()
+                .find(|(_, _, k, ..)| k == kind)
+                .ok_or_else(|| format!("unknown forbidden kind {kind:?}"))?;
+            state.fail(api_version, kind, Failure::Forbidden);
+        }
+        Ok(state)
     }
 }
 

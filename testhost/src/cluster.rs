@@ -84,6 +84,38 @@ pub enum Failure {
     Error(String),
     /// The host answers "successfully" with these bytes.
     Payload(Vec<u8>),
+    /// The API server answers 403 Forbidden (no RBAC for the kind): a GET
+    /// fails with kube-rs' text for it; a list never completes in the real
+    /// policy-server (its watch cache waits to fill), so here it fails with
+    /// a text that says so.
+    Forbidden,
+}
+
+/// The ServiceAccount the forbidden texts name, as `e2e/apiserver.py` does.
+const POLICY_SERVER_USER: &str = "system:serviceaccount:kubewarden:policy-server";
+
+/// kube-rs' `Error::Api` text for a 403 on a GET, as policy-evaluator
+/// passes it on (recorded with kwctl 1.36 against `e2e/apiserver.py`).
+fn forbidden_get(api_version: &str, name: &str, namespace: Option<&str>, plural: &str) -> String {
+    let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    let resource = if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    };
+    let scope = match namespace {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_string(),
+    };
+    let message = format!(
+        "{resource} \"{name}\" is forbidden: User \"{POLICY_SERVER_USER}\" cannot get resource \"{plural}\" in API group \"{group}\" {scope}"
+    );
+    format!(
+        "ApiError: {message}: Forbidden (Status {{ status: Some(Failure), code: 403, message: {message:?}, \
+         metadata: Some(ListMeta {{ continue_: None, remaining_item_count: None, resource_version: None, \
+         self_link: None }}), reason: \"Forbidden\", details: Some(StatusDetails {{ name: {name:?}, \
+         group: {group:?}, kind: {plural:?}, uid: \"\", causes: [], retry_after_seconds: 0 }}) }})"
+    )
 }
 
 /// The objects of a cluster, in the order given.
@@ -172,13 +204,21 @@ impl ClusterState {
             .position(|(_, v, k, ..)| *v == api_version && *k == kind)
     }
 
-    fn scripted(&self, api_version: &str, kind: &str) -> Option<Result<Vec<u8>, BoxError>> {
+    /// The scripted answer for a kind, if any; `forbidden` gives the text of
+    /// a 403 for this very call.
+    fn scripted(
+        &self,
+        api_version: &str,
+        kind: &str,
+        forbidden: impl FnOnce() -> String,
+    ) -> Option<Result<Vec<u8>, BoxError>> {
         self.failures
             .iter()
             .find(|(v, k, _)| v == api_version && k == kind)
             .map(|(_, _, f)| match f {
                 Failure::Error(text) => Err(text.clone().into()),
                 Failure::Payload(bytes) => Ok(bytes.clone()),
+                Failure::Forbidden => Err(forbidden().into()),
             })
     }
 
@@ -187,11 +227,18 @@ impl ClusterState {
         match operation {
             "list_resources_all" | "list_resources_by_namespace" => {
                 let req: ListRequest = serde_json::from_slice(payload)?;
-                if let Some(answer) = self.scripted(&req.api_version, &req.kind) {
+                let forbidden = || {
+                    format!(
+                        "list of {}/{} forbidden: the policy-server's watch cache never fills \
+                         and the evaluation waits until it times out",
+                        req.api_version, req.kind
+                    )
+                };
+                if let Some(answer) = self.scripted(&req.api_version, &req.kind, forbidden) {
                     return answer;
                 }
                 let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
-                    format!("cannot find resource {}/{}", req.api_version, req.kind)
+                    format!("Cannot find resource {}/{}", req.api_version, req.kind)
                 })?;
                 let namespaced = KINDS[kind].4;
                 if operation == "list_resources_by_namespace" && !namespaced {
@@ -231,25 +278,29 @@ impl ClusterState {
                             .as_ref()
                             .is_none_or(|sel| sel.iter().all(|t| t.matches(o)))
                     })
-                    .map(|o| strip(o, req.field_masks.as_deref()))
+                    .map(|o| strip(o, req.field_masks.as_deref(), true))
                     .collect();
                 let list = json!({
                     "apiVersion": req.api_version,
                     "kind": format!("{}List", req.kind),
-                    "metadata": {"resourceVersion": ""},
+                    "metadata": {},
                     "items": items,
                 });
                 Ok(serde_json::to_vec(&list)?)
             }
             "get_resource" => {
                 let req: GetRequest = serde_json::from_slice(payload)?;
-                if let Some(answer) = self.scripted(&req.api_version, &req.kind) {
-                    return answer;
-                }
                 let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
-                    format!("cannot find resource {}/{}", req.api_version, req.kind)
+                    format!("Cannot find resource {}/{}", req.api_version, req.kind)
                 })?;
                 let (_, _, _, plural, namespaced) = KINDS[kind];
+                let forbidden = || {
+                    let namespace = req.namespace.as_deref().filter(|_| namespaced);
+                    forbidden_get(&req.api_version, &req.name, namespace, plural)
+                };
+                if let Some(answer) = self.scripted(&req.api_version, &req.kind, forbidden) {
+                    return answer;
+                }
                 let found = self
                     .objects
                     .iter()
@@ -265,20 +316,19 @@ impl ClusterState {
                     Some(object) => Ok(serde_json::to_vec(&strip(
                         object,
                         req.field_masks.as_deref(),
+                        false,
                     ))?),
-                    None => {
-                        let group = req.api_version.rsplit_once('/').map_or("", |(g, _)| g);
-                        let resource = if group.is_empty() {
-                            plural.to_string()
-                        } else {
-                            format!("{plural}.{group}")
-                        };
-                        Err(format!(
-                            "ApiError: {resource} \"{}\" not found: NotFound (ErrorResponse {{ status: \"Failure\", message: \"{resource} \\\"{}\\\" not found\", reason: \"NotFound\", code: 404 }})",
-                            req.name, req.name
-                        )
-                        .into())
-                    }
+                    // policy-evaluator reads with kube-rs' get_opt, which
+                    // turns the API server's 404 into None, then fails with
+                    // this text (`Client::get_resource`, client.rs).
+                    None => Err(format!(
+                        "Cannot find {}/{} named '{}' inside of namespace '{:?}'",
+                        req.api_version,
+                        req.kind,
+                        req.name,
+                        req.namespace.as_deref()
+                    )
+                    .into()),
                 }
             }
             other => Err(format!("unsupported host capability kubernetes/{other}").into()),
@@ -293,62 +343,70 @@ fn str_at<'a>(object: &'a Value, path: &[&str]) -> &'a str {
         .unwrap_or("")
 }
 
-/// What the policy-server's reflector keeps of an object: no managedFields,
-/// no last-applied annotation, and with field masks only the masked paths
-/// outside `metadata` (which always comes whole).
-fn strip(object: &Value, masks: Option<&[String]>) -> Value {
+/// An object as the policy-server hands it over. From a list (`reflector`),
+/// what its watch cache keeps: `managedFields` emptied and the
+/// last-applied annotation removed (`modify_object` in reflector.rs leaves
+/// both fields present, `[]` and `{}`). From a GET, the object as the API
+/// server sent it. Either way, with field masks, everything outside
+/// `apiVersion`, `kind` and `metadata` pruned to the masked paths.
+fn strip(object: &Value, masks: Option<&[String]>, reflector: bool) -> Value {
     let mut out = object.clone();
-    if let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-        if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+    if reflector && let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("managedFields".to_string(), Value::Array(Vec::new()));
+        let annotations = meta
+            .entry("annotations")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(annotations) = annotations.as_object_mut() {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
     }
-    let Some(masks) = masks else {
-        return out;
-    };
-    let mut masked = Map::new();
-    for key in ["apiVersion", "kind", "metadata"] {
-        if let Some(v) = out.get(key) {
-            masked.insert(key.to_string(), v.clone());
-        }
+    if let (Some(masks), Some(map)) = (masks, out.as_object_mut()) {
+        let mask = FieldMask::new(masks);
+        map.retain(|key, value| match key.as_str() {
+            "apiVersion" | "kind" | "metadata" => true,
+            _ => mask.children.get(key).is_some_and(|child| {
+                child.prune(value);
+                true
+            }),
+        });
     }
-    let mut masked = Value::Object(masked);
-    for mask in masks {
-        let path: Vec<&str> = mask.split('.').collect();
-        copy_path(&out, &mut masked, &path);
-    }
-    masked
+    out
 }
 
-/// Copies the value at a dot path from `src` into `dst`, through arrays.
-fn copy_path(src: &Value, dst: &mut Value, path: &[&str]) {
-    let Some((first, rest)) = path.split_first() else {
-        *dst = src.clone();
-        return;
-    };
-    match src {
-        Value::Object(map) => {
-            let Some(child) = map.get(*first) else { return };
-            if !dst.is_object() {
-                *dst = Value::Object(Map::new());
-            }
-            if let Some(dst_map) = dst.as_object_mut() {
-                let slot = dst_map.entry(first.to_string()).or_insert(Value::Null);
-                copy_path(child, slot, rest);
+/// policy-evaluator's `FieldMaskNode`: the masked paths as a tree.
+#[derive(Default)]
+struct FieldMask {
+    children: std::collections::BTreeMap<String, FieldMask>,
+}
+
+impl FieldMask {
+    fn new(paths: &[String]) -> Self {
+        let mut root = FieldMask::default();
+        for path in paths {
+            let mut node = &mut root;
+            for part in path.split('.') {
+                node = node.children.entry(part.to_string()).or_default();
             }
         }
-        Value::Array(items) => {
-            if !dst.is_array() {
-                *dst = Value::Array(vec![Value::Null; items.len()]);
-            }
-            if let Some(dst_items) = dst.as_array_mut() {
-                for (item, slot) in items.iter().zip(dst_items.iter_mut()) {
-                    copy_path(item, slot, path);
-                }
-            }
+        root
+    }
+
+    /// `prune_in_place`: a leaf keeps everything below it; objects keep
+    /// the masked keys; arrays apply the same node to every item.
+    fn prune(&self, value: &mut Value) {
+        if self.children.is_empty() {
+            return;
         }
-        _ => {}
+        match value {
+            Value::Object(map) => map.retain(|key, value| {
+                self.children.get(key).is_some_and(|child| {
+                    child.prune(value);
+                    true
+                })
+            }),
+            Value::Array(items) => items.iter_mut().for_each(|item| self.prune(item)),
+            _ => {}
+        }
     }
 }
 
@@ -471,7 +529,9 @@ mod tests {
         .unwrap();
         assert_eq!(all["kind"], "IPList");
         assert_eq!(all["items"].as_array().unwrap().len(), 2);
-        assert!(all["items"][0]["metadata"].get("managedFields").is_none());
+        // The watch cache empties managedFields and keeps the field.
+        assert_eq!(all["items"][0]["metadata"]["managedFields"], json!([]));
+        assert_eq!(all["items"][0]["metadata"]["annotations"], json!({}));
 
         let s2 = list(
             "list_resources_all",
@@ -508,10 +568,8 @@ mod tests {
             json!({"api_version": "kubeovn.io/v1", "kind": "IPPool", "name": "p"}),
         );
         assert!(
-            missing
-                .unwrap_err()
-                .to_string()
-                .contains("ippools.kubeovn.io \"p\" not found")
+            missing.unwrap_err().to_string()
+                == "Cannot find kubeovn.io/v1/IPPool named 'p' inside of namespace 'None'"
         );
     }
 }

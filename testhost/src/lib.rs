@@ -238,7 +238,11 @@ fn answer_host_call(
     payload: &[u8],
 ) -> Result<Vec<u8>, BoxError> {
     match (binding, namespace) {
-        ("kubewarden", "kubernetes") => backend.answer(operation, payload),
+        // The policy-server hands a failed callback to the guest as
+        // `Callback evaluation failure: {error:?}` (runtimes/callback.rs).
+        ("kubewarden", "kubernetes") => backend
+            .answer(operation, payload)
+            .map_err(|e| format!("Callback evaluation failure: {e}").into()),
         // Logging goes to the host's log; tests have nothing to do with it.
         ("kubewarden", "tracing") => Ok(Vec::new()),
         _ => Err(format!("unknown host capability {binding}/{namespace}/{operation}").into()),

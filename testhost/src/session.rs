@@ -136,6 +136,72 @@ impl CallbackRequest {
     }
 }
 
+impl CallbackRequest {
+    /// The `kubewarden/kubernetes/<operation>` host call that becomes this
+    /// request: the operation and the SDK's JSON payload.
+    pub fn to_host_call(&self) -> (&'static str, serde_json::Value) {
+        use serde_json::json;
+        match self {
+            CallbackRequest::KubernetesListResourceAll {
+                api_version,
+                kind,
+                label_selector,
+                field_selector,
+                field_masks,
+            } => (
+                "list_resources_all",
+                json!({"api_version": api_version, "kind": kind, "label_selector": label_selector,
+                       "field_selector": field_selector, "field_masks": field_masks}),
+            ),
+            CallbackRequest::KubernetesListResourceNamespace {
+                api_version,
+                kind,
+                namespace,
+                label_selector,
+                field_selector,
+                field_masks,
+            } => (
+                "list_resources_by_namespace",
+                json!({"api_version": api_version, "kind": kind, "namespace": namespace,
+                       "label_selector": label_selector, "field_selector": field_selector,
+                       "field_masks": field_masks}),
+            ),
+            CallbackRequest::KubernetesGetResource {
+                api_version,
+                kind,
+                name,
+                namespace,
+                disable_cache,
+                field_masks,
+            } => (
+                "get_resource",
+                json!({"api_version": api_version, "kind": kind, "name": name,
+                       "namespace": namespace, "disable_cache": disable_cache,
+                       "field_masks": field_masks}),
+            ),
+        }
+    }
+}
+
+/// Reads a session file's exchanges, each request parsed.
+pub fn exchanges(path: &Path) -> Result<Vec<(CallbackRequest, Response)>, BoxError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    parse_exchanges(&text).map_err(|e| format!("{}: {e}", path.display()).into())
+}
+
+/// A session's YAML text as exchanges, each request parsed.
+fn parse_exchanges(text: &str) -> Result<Vec<(CallbackRequest, Response)>, BoxError> {
+    let exchanges: Option<Vec<Exchange>> = serde_yaml::from_str(text)?;
+    exchanges
+        .unwrap_or_default()
+        .into_iter()
+        .map(|Exchange::Exchange { request, response }| {
+            Ok((serde_yaml::from_str(&request)?, response))
+        })
+        .collect()
+}
+
 /// The answer of one exchange.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(tag = "type")]
@@ -181,17 +247,8 @@ impl Session {
 
     /// Parses a session's YAML text.
     pub fn parse(text: &str) -> Result<Self, BoxError> {
-        let exchanges: Option<Vec<Exchange>> = serde_yaml::from_str(text)?;
-        let pending = exchanges
-            .unwrap_or_default()
-            .into_iter()
-            .map(|Exchange::Exchange { request, response }| {
-                let request: CallbackRequest = serde_yaml::from_str(&request)?;
-                Ok((request, response))
-            })
-            .collect::<Result<VecDeque<_>, BoxError>>()?;
         Ok(Session {
-            pending: Mutex::new(pending),
+            pending: Mutex::new(parse_exchanges(text)?.into()),
         })
     }
 
@@ -204,7 +261,7 @@ impl Session {
         };
         if expected != request {
             return Err(format!(
-                "Replay error: unexpected request. Was expecting {expected:?}, got {request:?}"
+                "Replay error: unexpected request. Was expecting {expected:?}, got {request:?} instead"
             )
             .into());
         }

@@ -2,14 +2,23 @@
 #
 #   make policy.wasm        build the policy (wasm32-wasip1, release profile)
 #   make run-example        build it and evaluate test_data/pod-static-ip-conflict.json
-#   make test               fmt + lint + unit tests + the compiled policy in a waPC host
-#                           (every conformance case, every e2e.bats case, metadata checks)
-#   make conformance CASES=<dir>   run conformance case files through policy.wasm
+#   make test               fmt + lint + unit tests + the compiled policy in our waPC
+#                           host, then the real runtime (kwctl and policy-server):
+#                           every conformance case, the replay sessions, a TLS
+#                           policy-server. Without kwctl the real-runtime part is
+#                           skipped with a message (never in CI).
+#   make conformance CASES=<dir>   conformance cases through policy.wasm in our host
+#   make conformance-kwctl  the same cases through the real `kwctl run`, against an
+#                           API server stand-in; then our host's answers vs kwctl's
+#   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
+#   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
+#   make e2e-data           re-record test_data/ sessions with kwctl
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
-#   make annotated-policy.wasm     needs kwctl (not in any registry; see README)
-#   make e2e-tests          needs kwctl, bats and jq; skipped with a message without kwctl
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
+#
+# kwctl and policy-server: Kubewarden's release binaries (README, Development);
+# .ci/run puts ../shared/bin on PATH.
 
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
@@ -19,7 +28,8 @@ EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests clean
+.PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
+	real-runtime e2e-tests e2e-policy-server e2e-data bench fuzz clean
 
 all: policy.wasm
 
@@ -60,7 +70,7 @@ unit-tests:
 host-tests: policy.wasm
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost
 
-test: fmt lint unit-tests host-tests
+test: fmt lint unit-tests host-tests real-runtime
 
 # Decision cost on generated clusters: fresh and warm instances, native floor.
 bench: policy.wasm
@@ -84,7 +94,9 @@ fuzz:
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
 
-KWCTL_MISSING := kwctl is not installed: it is in no package registry; build it from Kubewarden's source (README, Development)
+KWCTL_MISSING := kwctl is not on PATH: install it from Kubewarden's releases (README, Development)
+POLICY_SERVER_MISSING := policy-server is not on PATH: it is built from Kubewarden's source (README, Development)
+KWCTL_SESSIONS := target/kwctl-sessions
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
@@ -94,13 +106,36 @@ artifacthub-pkg.yml: metadata.yml
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
 	kwctl scaffold artifacthub --metadata-path metadata.yml --output artifacthub-pkg.yml
 
-# The same cases run without kwctl in `make host-tests` (tests/e2e_sessions.rs).
-e2e-tests:
+# Every case through the real `kwctl run`, each against an API server
+# stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
+# recorded, answered by our waPC host, must get kwctl's answers.
+conformance-kwctl: annotated-policy.wasm
+	rm -rf $(KWCTL_SESSIONS)
+	python3 e2e/conformance_kwctl.py annotated-policy.wasm $(CASES) --sessions $(KWCTL_SESSIONS)
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin host-vs-kwctl -- $(KWCTL_SESSIONS) $(CASES)
+
+# The replay sessions of test_data/ through kwctl.
+e2e-tests: annotated-policy.wasm
+	bats e2e.bats
+
+# The policies of deploy/ in a real policy-server over TLS.
+e2e-policy-server: annotated-policy.wasm
+	@command -v policy-server >/dev/null || { echo "$(POLICY_SERVER_MISSING)"; exit 1; }
+	python3 e2e/policy_server.py annotated-policy.wasm
+
+e2e-data: annotated-policy.wasm
+	scripts/e2e-data.sh
+
+# Everything that needs Kubewarden's binaries. Skipped with a message where
+# kwctl is absent; in CI (CI=true) that is a failure.
+real-runtime:
 	@if command -v kwctl >/dev/null; then \
-		$(MAKE) annotated-policy.wasm && bats e2e.bats; \
+		$(MAKE) --no-print-directory conformance-kwctl e2e-tests e2e-policy-server; \
+	elif [ "$${CI:-}" = true ]; then \
+		echo "$(KWCTL_MISSING)"; echo "CI must run the real runtime: put ../shared/bin on PATH"; exit 1; \
 	else \
-		echo "e2e-tests skipped: $(KWCTL_MISSING)"; \
-		echo "(the e2e.bats cases still ran in the waPC host: tests/e2e_sessions.rs in make host-tests)"; \
+		echo "real-runtime tests skipped: $(KWCTL_MISSING)"; \
+		echo "(our waPC host still ran every case: make host-tests)"; \
 	fi
 
 clean:

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Every conformance case through the real `kwctl run`.
+
+Each case's `cluster` is served by an API server stand-in (e2e/apiserver.py)
+and the case's request is evaluated by `kwctl run --allow-context-aware` on
+the annotated module, recording the host-capability session. The answer is
+compared as `make conformance` compares it (../shared/conformance/README.md);
+the last line is `N passed, N failed`.
+
+Workers run cases in parallel, each with its own stand-in. The recorded
+sessions are kept (--sessions DIR) so that our own waPC host's answers can
+be compared with the real runtime's (testhost's `host-vs-kwctl`).
+
+RUST_BACKTRACE=1 is set for kwctl, so a host error carries a backtrace as
+it does in a policy-server started with it: rejection messages must still
+be one line.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from apiserver import Cluster, StandIn  # noqa: E402
+
+
+def case_files(paths):
+    files = []
+    for p in paths:
+        p = Path(p)
+        files.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
+    return files
+
+
+def compare(expect, response):
+    """Differences between the expected answer and kwctl's response."""
+    problems = []
+    allowed = bool(response.get("allowed"))
+    status = response.get("status") or {}
+    message = status.get("message")
+    if allowed != expect["allowed"]:
+        problems.append(f"allowed {allowed}, expected {expect['allowed']}")
+    elif not allowed:
+        if status.get("code") != expect.get("code"):
+            problems.append(f"code {status.get('code')}, expected {expect.get('code')}")
+        if expect.get("message") is not None:
+            if message != expect["message"]:
+                problems.append(f"message {message!r}, expected {expect['message']!r}")
+        elif expect.get("message_contains") is not None and expect["message_contains"] not in (message or ""):
+            problems.append(f"message {message!r} lacks {expect['message_contains']!r}")
+    if "warnings" in expect:
+        warnings = response.get("warnings") or []
+        if warnings != expect["warnings"]:
+            problems.append(f"warnings {warnings!r}, expected {expect['warnings']!r}")
+    if message is not None and "Stack backtrace" in message:
+        problems.append("the message carries the host's backtrace")
+    return problems
+
+
+class Worker:
+    """A stand-in and a scratch folder of its own."""
+
+    def __init__(self, kwctl, policy, sessions, timeout):
+        self.kwctl, self.policy, self.sessions, self.timeout = kwctl, policy, sessions, timeout
+        self.dir = Path(tempfile.mkdtemp(prefix="kop-kwctl-"))
+        self.server = StandIn().start()
+        self.kubeconfig = self.dir / "kubeconfig"
+        self.server.write_kubeconfig(self.kubeconfig)
+
+    def close(self):
+        self.server.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run(self, path):
+        case = json.loads(path.read_text())
+        self.server.cluster = Cluster(case.get("cluster"), case.get("forbidden", ()))
+        request = self.dir / "request.json"
+        request.write_text(json.dumps(case["request"]))
+        session = (self.sessions / f"{path.stem}.yml") if self.sessions else self.dir / "session.yml"
+        env = dict(os.environ, KUBECONFIG=str(self.kubeconfig), RUST_BACKTRACE="1", NO_COLOR="1")
+        cmd = [
+            self.kwctl, "run", "--allow-context-aware",
+            "--request-path", str(request),
+            "--settings-json", json.dumps(case.get("settings") or {}),
+            "--record-host-capabilities-interactions", str(session),
+            str(self.policy),
+        ]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return [f"kwctl did not answer within {self.timeout} s"]
+        if done.returncode != 0:
+            return [f"kwctl exited {done.returncode}: {done.stderr.strip()[-2000:]}"]
+        try:
+            response = json.loads(done.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return [f"kwctl printed no response: {done.stdout[-500:]!r}"]
+        expect = case.get("expect")
+        return compare(expect, response) if expect else []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy", help="the annotated module (kwctl annotate)")
+    parser.add_argument("cases", nargs="+", help="case files or folders of them")
+    parser.add_argument("--kwctl", default="kwctl")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--sessions", help="keep each case's recorded session here")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds for one kwctl run")
+    args = parser.parse_args()
+
+    if shutil.which(args.kwctl) is None and not Path(args.kwctl).exists():
+        sys.exit(f"{args.kwctl}: not found")
+    sessions = Path(args.sessions) if args.sessions else None
+    if sessions:
+        sessions.mkdir(parents=True, exist_ok=True)
+    files = case_files(args.cases)
+    policy = Path(args.policy).resolve()
+    local = threading.local()
+    workers = []
+    lock = threading.Lock()
+
+    def run(path):
+        if not hasattr(local, "worker"):
+            local.worker = Worker(args.kwctl, policy, sessions, args.timeout)
+            with lock:
+                workers.append(local.worker)
+        return path, local.worker.run(path)
+
+    started = time.monotonic()
+    failed = []
+    try:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            for path, problems in pool.map(run, files):
+                if problems:
+                    failed.append(path)
+                    print(f"FAIL {path}: " + "; ".join(problems), flush=True)
+    finally:
+        for w in workers:
+            w.close()
+    seconds = time.monotonic() - started
+    print(f"conformance-kwctl: {len(files)} cases with {args.jobs} workers in {seconds:.1f} s")
+    print(f"{len(files) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -15,13 +15,14 @@
 #   assert_settings_rejected '<part of kwctl's error>'
 #
 # Requests and sessions are made from conformance cases by
-# scripts/e2e-data.sh; each session holds the policy's real host calls, in order.
+# scripts/e2e-data.sh (`make e2e-data`): each session was recorded by the real
+# kwctl against the API server stand-in serving the case's cluster.
 
 bats_require_minimum_version 1.5.0
 
 setup() {
   if ! command -v kwctl >/dev/null; then
-    skip "kwctl is not installed (it is in no package registry; see README, Development)"
+    skip "kwctl is not on PATH (install it from Kubewarden's releases; see README, Development)"
   fi
 }
 
@@ -86,9 +87,9 @@ assert_settings_rejected() {
   assert_denied 403 'ippool "pool-missing" not found'
 }
 
-@test "pod: a failing IP lookup is a 400 rejection that says what could not be read" {
-  evaluate pod-static-ip-conflict.json session_pod-ip-lookup-fails.yml
-  assert_denied_containing 400 'cannot list kubeovn.io/v1 IP: '
+@test "pod: a lookup the API server forbids is a 400 rejection that says what could not be read" {
+  evaluate pod-ippool-lookup-forbidden.json session_pod-ippool-lookup-forbidden.yml
+  assert_denied 400 'cannot get kubeovn.io/v1 IPPool "pool-missing": error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io "pool-missing" is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot get resource "ippools" in API group "kubeovn.io" at the cluster scope: Forbidden'
 }
 
 @test "deployment: an ip_pool address held by another pod is denied" {

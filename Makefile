@@ -14,6 +14,7 @@
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
 #   make e2e-data           re-record test_data/ sessions with kwctl
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
+#   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
 #
@@ -29,7 +30,7 @@ WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
-	real-runtime e2e-tests e2e-policy-server e2e-data bench fuzz clean
+	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz clean
 
 all: policy.wasm
 
@@ -122,6 +123,14 @@ e2e-tests: annotated-policy.wasm
 e2e-policy-server: annotated-policy.wasm
 	@command -v policy-server >/dev/null || { echo "$(POLICY_SERVER_MISSING)"; exit 1; }
 	python3 e2e/policy_server.py annotated-policy.wasm
+
+# Admission latency through a real policy-server over TLS, against the
+# stand-in with API latency (e2e/bench_e2e.py; flags there).
+BENCH_E2E_FLAGS ?= --ips 10000 --subnets 1000
+bench-e2e: annotated-policy.wasm
+	@command -v policy-server >/dev/null || { echo "$(POLICY_SERVER_MISSING)"; exit 1; }
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
+	python3 e2e/bench_e2e.py annotated-policy.wasm $(BENCH_E2E_FLAGS)
 
 e2e-data: annotated-policy.wasm
 	scripts/e2e-data.sh

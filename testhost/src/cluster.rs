@@ -169,6 +169,21 @@ impl ClusterState {
         Ok(state)
     }
 
+    /// The objects as a conformance file's `cluster` object (key → objects).
+    pub fn to_json(&self) -> Value {
+        let mut groups = Map::new();
+        for (kind, object) in &self.objects {
+            let key = KINDS[*kind].0;
+            if let Value::Array(items) = groups
+                .entry(key)
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
+                items.push(object.clone());
+            }
+        }
+        Value::Object(groups)
+    }
+
     /// Adds one object under a `KINDS` key.
     pub fn push(&mut self, key: &str, object: Value) -> Result<(), BoxError> {
         let kind = KINDS

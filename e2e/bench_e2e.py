@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""Admission latency through the real policy-server, over TLS.
+
+A generated Kube-OVN cluster (testhost's `bench-data`, the generator of
+`make bench`) is served by the API server stand-in with a latency per GET and
+per LIST; a policy-server runs the policies of deploy/. For each request kind
+(a pod without Kube-OVN annotations: the policy-server's floor; a static-IP
+pod, free and conflicting; a Deployment with a pool; a Subnet CREATE) it
+reports p50/p99 latency and requests per second at each concurrency, and the
+API requests the stand-in saw per decision. Then: the watches the
+policy-server holds, the first static-IP request after a restart (cold
+watch caches), a first touch of every subnet, and the policy-server's peak
+RSS. The last line:
+
+  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb=
+
+for the static-IP pod (with logical_switch) at the highest concurrency.
+"""
+
+import argparse
+import http.client
+import json
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from apiserver import Cluster, StandIn  # noqa: E402
+from policy_server import ROOT, PolicyServer, load_policies, make_certificate  # noqa: E402
+
+
+class Client:
+    """One keep-alive HTTPS connection to the policy-server."""
+
+    def __init__(self, port, context):
+        self.port, self.context = port, context
+        self.conn = None
+
+    def review(self, pid, body):
+        for attempt in (0, 1):
+            if self.conn is None:
+                self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context, timeout=90)
+            try:
+                self.conn.request("POST", f"/validate/{pid}", body, {"Content-Type": "application/json"})
+                resp = self.conn.getresponse()
+                data = resp.read()
+                if resp.status != 200:
+                    raise RuntimeError(f"HTTP {resp.status}: {data[:300]!r}")
+                return json.loads(data)["response"]
+            except (http.client.HTTPException, ConnectionError):
+                self.conn.close()
+                self.conn = None
+                if attempt:
+                    raise
+
+
+def review_body(request):
+    return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).encode()
+
+
+def percentile(samples, q):
+    samples = sorted(samples)
+    return samples[min(len(samples) - 1, round((len(samples) - 1) * q))]
+
+
+def load(server, bodies, concurrency, count):
+    """`count` requests over `concurrency` connections; latencies (s), wall (s), answers."""
+    latencies, answers, errors = [], [], []
+    lock = threading.Lock()
+    per = [count // concurrency + (1 if i < count % concurrency else 0) for i in range(concurrency)]
+
+    def worker(n, offset):
+        client = Client(server.port, server.context)
+        mine, got = [], []
+        try:
+            for k in range(n):
+                pid, body = bodies[(offset + k) % len(bodies)]
+                started = time.perf_counter()
+                got.append(client.review(pid, body))
+                mine.append(time.perf_counter() - started)
+        except Exception as e:  # reported, and the run fails
+            with lock:
+                errors.append(f"{type(e).__name__}: {e}")
+        with lock:
+            latencies.extend(mine)
+            answers.extend(got)
+
+    threads = [threading.Thread(target=worker, args=(n, sum(per[:i]))) for i, n in enumerate(per)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, time.perf_counter() - started, answers, errors
+
+
+def api_requests(standin):
+    stats = standin.stats.snapshot()
+    return stats.get("get", 0) + stats.get("list", 0) + stats.get("watch", 0)
+
+
+def peak_rss_mb(pid):
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("policy", help="the annotated module")
+    parser.add_argument("--ips", type=int, default=10_000)
+    parser.add_argument("--subnets", type=int, default=1_000)
+    parser.add_argument("--requests", type=int, default=2_000, help="per request kind and concurrency")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--delay-get-ms", type=float, default=2.0)
+    parser.add_argument("--delay-list-ms", type=float, default=2.0)
+    parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
+    parser.add_argument("--touch-subnets", type=int, default=None,
+                        help="first touch of this many subnets (default: all)")
+    parser.add_argument("--policy-server", default="policy-server")
+    parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
+    args = parser.parse_args()
+    if shutil.which(args.policy_server) is None:
+        sys.exit(f"{args.policy_server}: not found")
+
+    top = Path(tempfile.mkdtemp(prefix="kop-bench-e2e-"))
+    subprocess.run([args.bench_data, str(args.ips), str(args.subnets), str(top)], check=True)
+    cluster = Cluster(json.loads((top / "cluster.json").read_text()))
+    requests = json.loads((top / "requests.json").read_text())
+    module = Path(args.policy).resolve()
+    policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
+    cert, key = make_certificate(top)
+    standin = StandIn(cluster, delay_get=args.delay_get_ms / 1000, delay_list=args.delay_list_ms / 1000)
+    server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin, workers=args.workers,
+                          backtrace=False)
+    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets; API latency {args.delay_get_ms} ms per GET, "
+          f"{args.delay_list_ms} ms per LIST; policy-server ready in {server.startup:.2f} s, "
+          f"{args.workers} workers")
+    failures = []
+    try:
+        by_name = {r["name"]: r for r in requests}
+        pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in requests}
+
+        def check(name, answers):
+            want = by_name[name]["allowed"]
+            wrong = [a for a in answers if a.get("allowed") != want]
+            if wrong:
+                failures.append(f"{name}: {len(wrong)} answers not allowed={want}, e.g. {wrong[0]}")
+
+        # Cold: the first static-IP decision after the restart fills its caches.
+        free = by_name["pod-static-ip-free"]
+        client = Client(server.port, server.context)
+        started = time.perf_counter()
+        check("pod-static-ip-free", [client.review(pid_of["pod-static-ip-free"], review_body(free["request"]))])
+        first_ms = (time.perf_counter() - started) * 1000
+
+        rows, figures = [], {}
+        for r in requests:
+            name = r["name"]
+            body = [(pid_of[name], review_body(r["request"]))]
+            check(name, load(server, body, 1, 20)[2])  # warm
+            for c in args.concurrency:
+                before = api_requests(standin)
+                lat, wall, answers, errors = load(server, body, c, args.requests)
+                failures += [f"{name} c={c}: {e}" for e in errors[:3]]
+                check(name, answers)
+                per = (api_requests(standin) - before) / max(1, len(lat))
+                p50, p99 = percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000
+                figures[(name, c)] = (p50, p99, per)
+                rows.append(f"| {name} | {c} | {p50:.2f} | {p99:.2f} | {len(lat) / wall:.0f} | {per:.3f} |")
+        watches = standin.stats.snapshot()["watches_open"]
+        print("| request | concurrency | p50 ms | p99 ms | req/s | API requests per decision |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(rows))
+        print(f"watches held after the steady-state runs: {watches}")
+
+        # First touch of many subnets: a static-IP pod in each, concurrency 8.
+        touch = args.subnets if args.touch_subnets is None else args.touch_subnets
+        if touch:
+            bodies = []
+            base = json.dumps(free["request"])
+            for j in range(touch):
+                req = json.loads(base.replace('"subnet-0"', f'"subnet-{j}"'))
+                bodies.append((pid_of["pod-static-ip-free"], review_body(req)))
+            before = api_requests(standin)
+            lat, wall, answers, errors = load(server, bodies, max(args.concurrency), touch)
+            failures += [f"first touch: {e}" for e in errors[:3]]
+            print(
+                f"first touch of {touch} subnets: p50 {percentile(lat, 0.5) * 1000:.1f} ms, "
+                f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat) * 1000:.0f} ms, "
+                f"{len(errors)} failed, {(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
+                f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
+            )
+        rss = peak_rss_mb(server.proc.pid)
+        stats = standin.stats.snapshot()
+        print(f"API server saw: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
+              f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
+        c = max(args.concurrency)
+        floor = figures[("floor", c)][0]
+        p50, p99, per = figures[("pod-static-ip-free", c)]
+        for f in failures:
+            print(f"FAIL {f}")
+        print(
+            f"bench-e2e: ips={args.ips} subnets={args.subnets} floor_p50_ms={floor:.2f} p50_ms={p50:.2f} "
+            f"p99_ms={p99:.2f} ratio={p50 / floor:.2f} api_requests_per_decision={per:.3f} "
+            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f}"
+        )
+    finally:
+        server.stop()
+        shutil.rmtree(top, ignore_errors=True)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+//! `bench-data <ips> <subnets> <out-dir>`: one of `kop-bench`'s generated
+//! clusters and its requests as files, for `make bench-e2e` (the real
+//! policy-server against the API server stand-in).
+//!
+//! Writes `<out-dir>/cluster.json` (a conformance file's `cluster` object)
+//! and `<out-dir>/requests.json`: `[{"name", "policy", "request",
+//! "allowed"}]`, where `policy` is the ClusterAdmissionPolicy of `deploy/`
+//! that guards the request.
+
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use testhost::BoxError;
+use testhost::bench::{
+    deployment_request, pod_address, pod_cluster, pod_request, subnet_name, subnet_request,
+};
+
+fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
+    std::fs::create_dir_all(out)?;
+    let mut cluster = pod_cluster(ips, subnets)?;
+    // Every cluster has it; the Subnet checks read its address (I9).
+    cluster.push(
+        "services",
+        json!({"apiVersion": "v1", "kind": "Service",
+               "metadata": {"name": "kubernetes", "namespace": "default"},
+               "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "type": "ClusterIP",
+                        "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}}),
+    )?;
+    std::fs::write(
+        out.join("cluster.json"),
+        serde_json::to_vec(&cluster.to_json())?,
+    )?;
+    let per_subnet = ips.div_ceil(subnets.max(1));
+    let subnet = subnet_name(0);
+    let pod = |name: &str, annotations: Value, allowed: bool| {
+        json!({"name": name, "policy": "kube-ovn-static-ip", "request": pod_request(annotations),
+               "allowed": allowed})
+    };
+    let pool: Vec<String> = (10..15)
+        .map(|i| pod_address(0, per_subnet + i).to_string())
+        .collect();
+    let mut requests = vec![
+        // No Kube-OVN annotation: the policy answers without a lookup.
+        pod("floor", json!({"example.com/owner": "team-a"}), true),
+        pod(
+            "pod-static-ip-free",
+            json!({"ovn.kubernetes.io/logical_switch": subnet,
+                   "ovn.kubernetes.io/ip_address": pod_address(0, per_subnet + 7).to_string()}),
+            true,
+        ),
+        json!({"name": "deployment-ip-pool-5", "policy": "kube-ovn-static-ip",
+               "request": deployment_request(json!({"ovn.kubernetes.io/logical_switch": subnet,
+                                                     "ovn.kubernetes.io/ip_pool": pool.join(",")})),
+               "allowed": true}),
+        json!({"name": "subnet-create", "policy": "kube-ovn-networks",
+               "request": subnet_request("172.16.0.0/24", "172.16.0.1"), "allowed": true}),
+    ];
+    if per_subnet > 0 {
+        requests.insert(
+            2,
+            pod(
+                "pod-static-ip-conflict",
+                json!({"ovn.kubernetes.io/logical_switch": subnet,
+                       "ovn.kubernetes.io/ip_address": pod_address(0, 0).to_string()}),
+                false,
+            ),
+        );
+    }
+    std::fs::write(
+        out.join("requests.json"),
+        serde_json::to_vec_pretty(&requests)?,
+    )?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let parsed = match args.as_slice() {
+        [ips, subnets, out] => ips
+            .parse()
+            .ok()
+            .zip(subnets.parse().ok())
+            .map(|(i, s)| (i, s, PathBuf::from(out))),
+        _ => None,
+    };
+    let Some((ips, subnets, out)) = parsed else {
+        eprintln!("usage: bench-data <ips> <subnets> <out-dir>");
+        return ExitCode::from(2);
+    };
+    match run(ips, subnets, &out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-data: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -134,52 +134,22 @@ impl CallbackRequest {
             other => return Err(format!("unsupported host capability kubernetes/{other}").into()),
         })
     }
-}
 
-impl CallbackRequest {
     /// The `kubewarden/kubernetes/<operation>` host call that becomes this
-    /// request: the operation and the SDK's JSON payload.
-    pub fn to_host_call(&self) -> (&'static str, serde_json::Value) {
-        use serde_json::json;
-        match self {
-            CallbackRequest::KubernetesListResourceAll {
-                api_version,
-                kind,
-                label_selector,
-                field_selector,
-                field_masks,
-            } => (
-                "list_resources_all",
-                json!({"api_version": api_version, "kind": kind, "label_selector": label_selector,
-                       "field_selector": field_selector, "field_masks": field_masks}),
-            ),
-            CallbackRequest::KubernetesListResourceNamespace {
-                api_version,
-                kind,
-                namespace,
-                label_selector,
-                field_selector,
-                field_masks,
-            } => (
-                "list_resources_by_namespace",
-                json!({"api_version": api_version, "kind": kind, "namespace": namespace,
-                       "label_selector": label_selector, "field_selector": field_selector,
-                       "field_masks": field_masks}),
-            ),
-            CallbackRequest::KubernetesGetResource {
-                api_version,
-                kind,
-                name,
-                namespace,
-                disable_cache,
-                field_masks,
-            } => (
-                "get_resource",
-                json!({"api_version": api_version, "kind": kind, "name": name,
-                       "namespace": namespace, "disable_cache": disable_cache,
-                       "field_masks": field_masks}),
-            ),
-        }
+    /// request: the operation and the SDK's JSON payload (the variant's
+    /// fields, which carry the SDK's names).
+    pub fn to_host_call(&self) -> Result<(&'static str, serde_json::Value), BoxError> {
+        let operation = match self {
+            CallbackRequest::KubernetesListResourceAll { .. } => "list_resources_all",
+            CallbackRequest::KubernetesListResourceNamespace { .. } => {
+                "list_resources_by_namespace"
+            }
+            CallbackRequest::KubernetesGetResource { .. } => "get_resource",
+        };
+        // Externally tagged: {"<Variant>": {<fields>}}.
+        let tagged = serde_json::to_value(self)?;
+        let fields = tagged.as_object().and_then(|m| m.values().next()).cloned();
+        Ok((operation, fields.ok_or("a request without fields")?))
     }
 }
 

@@ -38,7 +38,7 @@ fn differences(case: &Path, session: &Path) -> Result<(usize, Vec<String>), BoxE
     let recorded = exchanges(session)?;
     let mut out = Vec::new();
     for (i, (request, kwctl)) in recorded.iter().enumerate() {
-        let (operation, payload) = request.to_host_call();
+        let (operation, payload) = request.to_host_call()?;
         let ours = cluster.answer(operation, &serde_json::to_vec(&payload)?);
         let same = match (kwctl, &ours) {
             (Response::Success { payload }, Ok(bytes)) => {

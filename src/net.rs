@@ -626,14 +626,31 @@ pub fn atoi(s: &str) -> Option<i64> {
     s.strip_prefix('+').unwrap_or(s).parse().ok()
 }
 
-/// Go's `%q` (`strconv.Quote`) for the names and values echoed in messages.
+/// Go's `%q` (`strconv.Quote`, src/strconv/quote.go `appendQuotedWith` and
+/// `appendEscapedRune`) for the names and values echoed in messages: `"` and
+/// `\` are backslashed; every rune that `is_print` accepts is kept; the
+/// others are escaped as `\a \b \f \n \r \t \v`, as `\xNN` below U+0020
+/// and for U+007F, as `\uNNNN` below U+10000, else as `\UNNNNNNNN`
+/// (lower-case hex). So a zero width space, a no-break space or a soft
+/// hyphen is escaped too, not only control characters. Go's `\xNN` for an
+/// invalid UTF-8 byte cannot arise: a `str` is valid UTF-8, and the request
+/// reader rejects text that is not.
+///
+/// ```
+/// use kube_ovn_policy::net::go_quote;
+/// assert_eq!(go_quote("pool-a"), r#""pool-a""#);
+/// assert_eq!(go_quote("a\u{200b}b\u{1}"), r#""a\u200bb\x01""#);
+/// ```
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_print(c) => out.push(c),
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
@@ -641,14 +658,14 @@ pub fn go_quote(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if c == ' ' || (!c.is_control() && !c.is_whitespace() && c != '\u{feff}') => {
-                out.push(c)
+            c if c < ' ' || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
-            c if (c as u32) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+            c if u32::from(c) < 0x10000 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
+                let _ = write!(out, "\\U{:08x}", u32::from(c));
             }
         }
     }
@@ -877,12 +894,50 @@ mod tests {
         }
     }
 
+    /// Go's `strconv.Quote` (what `%q` prints); each expectation is Go 1.25's
+    /// output, which follows `appendEscapedRune` and `IsPrint` (Unicode 15.0.0).
     #[test]
     fn quote_follows_go() {
-        assert_eq!(go_quote("pool-a"), "\"pool-a\"");
-        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(go_quote("a\nb\u{1}"), "\"a\\nb\\u0001\"");
-        assert_eq!(go_quote("é"), "\"é\"");
+        let cases: &[(&str, &str)] = &[
+            ("pool-a", r#""pool-a""#),
+            ("", r#""""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("it's", r#""it's""#),
+            // Go: strconv.Quote("\a\b\f\n\r\t\v") = "\a\b\f\n\r\t\v"
+            ("\u{7}\u{8}\u{c}\n\r\t\u{b}", r#""\a\b\f\n\r\t\v""#),
+            // Go: other C0 controls and DEL are \xNN, not \u00NN.
+            ("a\u{1}b", r#""a\x01b""#),
+            ("\u{0}", r#""\x00""#),
+            ("\u{1b}[31m", r#""\x1b[31m""#),
+            ("\u{7f}", r#""\x7f""#),
+            // Go: a C1 control is above ' ', so \u0085.
+            ("\u{85}", r#""\u0085""#),
+            // Go: format characters (Cf) are not printable.
+            ("pod\u{200b}name", r#""pod\u200bname""#),
+            ("\u{ad}", r#""\u00ad""#),
+            ("\u{200d}", r#""\u200d""#),
+            ("\u{feff}", r#""\ufeff""#),
+            ("\u{61c}", r#""\u061c""#),
+            // Go: spaces other than U+0020 are not printable.
+            ("a\u{a0}b", r#""a\u00a0b""#),
+            ("\u{3000}", r#""\u3000""#),
+            ("\u{2028}", r#""\u2028""#),
+            // Go: private use and unassigned code points.
+            ("\u{e000}", r#""\ue000""#),
+            ("\u{378}", r#""\u0378""#),
+            ("\u{f0000}", r#""\U000f0000""#),
+            ("\u{e0001}", r#""\U000e0001""#),
+            ("\u{10ffff}", r#""\U0010ffff""#),
+            // Go 1.25 is Unicode 15.0.0: Nag Mundari (new in 15.0) is
+            // printed as is; CJK Extension I (new in 15.1) is escaped.
+            ("\u{1e4d0}", "\"\u{1e4d0}\""),
+            ("\u{2ebf0}", r#""\U0002ebf0""#),
+            // Go: letters, marks, symbols of any script stay as they are.
+            ("é中😀\u{301}\u{fffd}", "\"é中😀\u{301}\u{fffd}\""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_quote(input), *want, "go_quote({input:?})");
+        }
     }
 
     /// `unicode.IsPrint` and `unicode.IsUpper` in Go 1.25 (Unicode 15.0.0).
@@ -987,6 +1042,63 @@ mod tests {
             })
         }
 
+        /// Go's `strconv.Unquote` for what `Quote` writes, strict about the
+        /// form: outside escapes only runes that `IsPrint` accepts (and no
+        /// bare `"` or `\`); an escape only for a rune it does not accept
+        /// (or for `"` and `\`), in the one form Go picks for it.
+        fn go_unquote(quoted: &str) -> Option<String> {
+            let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+            let mut out = String::new();
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    if c == '"' || !is_print(c) {
+                        return None;
+                    }
+                    out.push(c);
+                    continue;
+                }
+                let kind = chars.next()?;
+                let decoded = match kind {
+                    '"' | '\\' => kind,
+                    'a' => '\u{7}',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    'v' => '\u{b}',
+                    'x' | 'u' | 'U' => {
+                        let width = match kind {
+                            'x' => 2,
+                            'u' => 4,
+                            _ => 8,
+                        };
+                        let hex: String = chars.by_ref().take(width).collect();
+                        if hex.len() != width || hex.to_lowercase() != hex {
+                            return None;
+                        }
+                        let c = char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?;
+                        let named = "\u{7}\u{8}\u{c}\n\r\t\u{b}".contains(c);
+                        let form = if c < ' ' || c == '\u{7f}' {
+                            'x'
+                        } else if u32::from(c) < 0x10000 {
+                            'u'
+                        } else {
+                            'U'
+                        };
+                        if is_print(c) || named || form != kind {
+                            return None;
+                        }
+                        c
+                    }
+                    _ => return None,
+                };
+                out.push(decoded);
+            }
+            Some(out)
+        }
+
         /// Text that looks like addresses, often is one, often almost.
         fn address_text() -> impl Strategy<Value = String> {
             prop_oneof![
@@ -1054,6 +1166,27 @@ mod tests {
                 let at = at.min(text.len());
                 text.insert_str(at, &junk);
                 prop_assert_eq!(parse_cidr(&format!("10.0.0.0/{text}")), None);
+            }
+
+            #[test]
+            fn quote_escapes_exactly_what_go_does(
+                s in any::<String>(),
+                extra in prop::sample::select(vec![
+                    '\u{200b}', '\u{a0}', '\u{ad}', '\u{7f}', '\u{1}', '\u{e000}', '\u{10ffff}', '"', '\\', 'é',
+                ]),
+                at in any::<prop::sample::Index>(),
+            ) {
+                // Arbitrary text with one rune Go treats specially put in.
+                let mut s = s;
+                let cut = s
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .nth(at.index(s.chars().count() + 1))
+                    .unwrap_or(s.len());
+                s.insert(cut, extra);
+                let quoted = go_quote(&s);
+                let unquoted = go_unquote(&quoted);
+                prop_assert_eq!(unquoted.as_deref(), Some(s.as_str()), "{}", quoted);
             }
 
             #[test]

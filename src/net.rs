@@ -8,6 +8,8 @@
 //!
 //! Everything else in the policy works on the values returned here.
 
+mod go_unicode;
+
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -71,14 +73,20 @@ impl GoCidr {
     }
 }
 
-/// Go's `net.ParseCIDR`: the prefix may have leading zeros, must be within
-/// the address length (32 for dotted IPv4, 128 otherwise); host bits are allowed.
+/// Go's `net.ParseCIDR` (src/net/ip.go, netip-based): the text is cut at the
+/// first `/`; the address is `netip.ParseAddr` without a zone; the prefix is
+/// read by `dtoi` (see `go_dtoi`: digits only, leading zeros in any number)
+/// and must be within the address length (32 for dotted IPv4, 128
+/// otherwise); host bits are allowed. Every CIDR the policy reads goes
+/// through here, so `10.0.0.0/000000016` is the same block everywhere.
 ///
 /// ```
 /// use kube_ovn_policy::net::parse_cidr;
 /// let c = parse_cidr("10.1.1.32/24").unwrap();
 /// assert_eq!(c.net.to_string(), "10.1.1.0/24");
+/// assert_eq!(parse_cidr("10.0.0.0/000000016").unwrap().prefix, 16);
 /// assert!(parse_cidr("10.0.0.0/33").is_none());
+/// assert!(parse_cidr("10.0.0.0/+16").is_none());
 /// ```
 pub fn parse_cidr(s: &str) -> Option<GoCidr> {
     let (addr, mask) = s.split_once('/')?;
@@ -105,12 +113,28 @@ pub fn parse_cidr(s: &str) -> Option<GoCidr> {
     })
 }
 
-/// Go's `dtoi` as `ParseCIDR` uses it: decimal digits only, at least one.
+/// Go's `dtoi` (src/net/parse.go) as `ParseCIDR` (src/net/ip.go) calls it,
+/// with `ParseCIDR`'s `i != len(mask)` check folded in: the whole text is a
+/// run of ASCII digits, at least one, whose value stays below `big`
+/// (0xFFFFFF). Leading zeros are allowed in any number (`000000024` is 24);
+/// a sign, a space or any other byte is not.
 fn go_dtoi(s: &str) -> Option<u32> {
-    if s.is_empty() || s.len() > 8 || !s.bytes().all(|b| b.is_ascii_digit()) {
+    /// Go's `big`: "bigger than we need, not too big to worry about overflow".
+    const BIG: u32 = 0xFF_FFFF;
+    if s.is_empty() {
         return None;
     }
-    s.parse().ok()
+    let mut n = 0u32;
+    for b in s.bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + u32::from(b - b'0');
+        if n >= BIG {
+            return None;
+        }
+    }
+    Some(n)
 }
 
 /// Go's `net.IP.String()`: dotted quad for IPv4 (and mapped IPv6), RFC 5952
@@ -478,9 +502,82 @@ pub fn ip_to_string(value: &str) -> String {
         .map_or_else(String::new, |ip| format_ip(&ip))
 }
 
-/// Kube-OVN's `util.ContainsUppercase`: any upper-case letter.
+/// Kube-OVN's `util.ContainsUppercase`: any rune for which Go's
+/// `unicode.IsUpper` holds, i.e. of general category Lu (Unicode 15.0.0).
+///
+/// Not Rust's `char::is_uppercase`, which is the wider Uppercase property
+/// (Lu plus Other_Uppercase: Roman numerals such as `Ⅱ` U+2161, circled
+/// letters such as `Ⓐ` U+24B6) of a newer Unicode version.
+///
+/// ```
+/// use kube_ovn_policy::net::contains_uppercase;
+/// assert!(contains_uppercase("fd00::A"));
+/// assert!(contains_uppercase("Ä"));
+/// assert!(!contains_uppercase("fd00::a"));
+/// assert!(!contains_uppercase("Ⅱ"));
+/// ```
 pub fn contains_uppercase(s: &str) -> bool {
-    s.chars().any(char::is_uppercase)
+    s.chars().any(is_upper)
+}
+
+/// Go's `unicode.IsUpper` (src/unicode/letter.go): general category Lu, in
+/// Go's Unicode version (15.0.0). Its Latin-1 fast path (`properties`) agrees
+/// with the Lu table, so the table alone decides.
+///
+/// ```
+/// use kube_ovn_policy::net::is_upper;
+/// assert!(is_upper('A') && is_upper('Σ') && is_upper('Ж'));
+/// assert!(!is_upper('a') && !is_upper('Ⅰ') && !is_upper('Ⓐ') && !is_upper('ǅ'));
+/// ```
+pub fn is_upper(c: char) -> bool {
+    let r = u32::from(c);
+    let i = go_unicode::UPPER.partition_point(|&(_, last, _)| last < r);
+    go_unicode::UPPER
+        .get(i)
+        .is_some_and(|&(first, _, stride)| first <= r && (r - first) % stride == 0)
+}
+
+/// Go's `strconv.IsPrint` (src/strconv/quote.go), the same set as
+/// `unicode.IsPrint`: letters, marks, numbers, punctuation, symbols and the
+/// ASCII space, in Go's Unicode version (15.0.0). Ported with Go's tables
+/// and lookup (src/strconv/isprint.go, generated as Go's makeisprint.go
+/// does by scripts/go-unicode-tables.py).
+///
+/// ```
+/// use kube_ovn_policy::net::is_print;
+/// assert!(is_print(' ') && is_print('é') && is_print('中') && is_print('😀'));
+/// assert!(!is_print('\u{a0}') && !is_print('\u{ad}') && !is_print('\u{200b}'));
+/// assert!(!is_print('\u{e000}') && !is_print('\u{378}'));
+/// ```
+pub fn is_print(c: char) -> bool {
+    use go_unicode::{IS_NOT_PRINT16, IS_NOT_PRINT32, IS_PRINT16, IS_PRINT32};
+    let r = u32::from(c);
+    if r <= 0xFF {
+        // Go's fast path: ASCII space through `~`, and `¡` through `ÿ`
+        // except the soft hyphen.
+        return (0x20..=0x7E).contains(&r) || ((0xA1..=0xFF).contains(&r) && r != 0xAD);
+    }
+    if let Ok(r16) = u16::try_from(r) {
+        return in_print_ranges(IS_PRINT16, r16) && IS_NOT_PRINT16.binary_search(&r16).is_err();
+    }
+    if !in_print_ranges(IS_PRINT32, r) {
+        return false;
+    }
+    // Go's tables hold no exception from U+20000 on.
+    match u16::try_from(r - 0x10000) {
+        Ok(low) => IS_NOT_PRINT32.binary_search(&low).is_err(),
+        Err(_) => true,
+    }
+}
+
+/// Go's range test in `IsPrint`: `i := bsearch(isPrint, x)`, the first
+/// entry >= x, is the start or end of the pair that may hold x.
+fn in_print_ranges<T: Ord + Copy>(pairs: &[T], x: T) -> bool {
+    let i = pairs.partition_point(|&v| v < x);
+    match (pairs.get(i & !1), pairs.get(i | 1)) {
+        (Some(&first), Some(&last)) => first <= x && x <= last,
+        _ => false,
+    }
 }
 
 /// Go's `net.ParseMAC`: 6-, 8- or 20-byte addresses as `xx:xx:…`,
@@ -529,14 +626,31 @@ pub fn atoi(s: &str) -> Option<i64> {
     s.strip_prefix('+').unwrap_or(s).parse().ok()
 }
 
-/// Go's `%q` (`strconv.Quote`) for the names and values echoed in messages.
+/// Go's `%q` (`strconv.Quote`, src/strconv/quote.go `appendQuotedWith` and
+/// `appendEscapedRune`) for the names and values echoed in messages: `"` and
+/// `\` are backslashed; every rune that `is_print` accepts is kept; the
+/// others are escaped as `\a \b \f \n \r \t \v`, as `\xNN` below U+0020
+/// and for U+007F, as `\uNNNN` below U+10000, else as `\UNNNNNNNN`
+/// (lower-case hex). So a zero width space, a no-break space or a soft
+/// hyphen is escaped too, not only control characters. Go's `\xNN` for an
+/// invalid UTF-8 byte cannot arise: a `str` is valid UTF-8, and the request
+/// reader rejects text that is not.
+///
+/// ```
+/// use kube_ovn_policy::net::go_quote;
+/// assert_eq!(go_quote("pool-a"), r#""pool-a""#);
+/// assert_eq!(go_quote("a\u{200b}b\u{1}"), r#""a\u200bb\x01""#);
+/// ```
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
+            '"' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_print(c) => out.push(c),
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
@@ -544,14 +658,14 @@ pub fn go_quote(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if c == ' ' || (!c.is_control() && !c.is_whitespace() && c != '\u{feff}') => {
-                out.push(c)
+            c if c < ' ' || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
             }
-            c if (c as u32) < 0x10000 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+            c if u32::from(c) < 0x10000 => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => {
-                let _ = write!(out, "\\U{:08x}", c as u32);
+                let _ = write!(out, "\\U{:08x}", u32::from(c));
             }
         }
     }
@@ -645,6 +759,58 @@ mod tests {
         }
     }
 
+    /// The prefix length is Go's `dtoi` (src/net/parse.go) with ParseCIDR's
+    /// `i != len(mask)` and `n > BitLen()` checks (src/net/ip.go).
+    #[test]
+    fn cidr_prefix_is_read_as_go_dtoi() {
+        let many_zeros = format!("10.0.0.0/{}8", "0".repeat(100));
+        let cases: &[(&str, Option<u8>)] = &[
+            // Go: net.ParseCIDR("10.0.0.0/024") = 10.0.0.0/24
+            ("10.0.0.0/024", Some(24)),
+            // Go: net.ParseCIDR("10.0.0.0/000000024") = 10.0.0.0/24
+            ("10.0.0.0/000000024", Some(24)),
+            // Go: net.ParseCIDR("10.0.0.0/000000016") = 10.0.0.0/16
+            ("10.0.0.0/000000016", Some(16)),
+            // Go: leading zeros never reach dtoi's `big`, in any number.
+            (&many_zeros, Some(8)),
+            ("10.0.0.0/0", Some(0)),
+            ("10.0.0.0/00", Some(0)),
+            ("10.0.0.0/032", Some(32)),
+            ("fd00::/0000064", Some(64)),
+            ("fd00::/00128", Some(128)),
+            // Go: "invalid CIDR address" for each of these.
+            ("10.0.0.0/0033", None),
+            ("fd00::/000129", None),
+            ("10.0.0.0/16777215", None),
+            ("10.0.0.0/99999999999999999999", None),
+            ("10.0.0.0/", None),
+            ("10.0.0.0/+24", None),
+            ("10.0.0.0/-0", None),
+            ("10.0.0.0/ 24", None),
+            ("10.0.0.0/24 ", None),
+            ("10.0.0.0/24x", None),
+            ("10.0.0.0/0x18", None),
+            ("10.0.0.0/24/", None),
+            ("10.0.0.0//24", None),
+            ("10.0.0.0/\u{ff12}\u{ff14}", None),
+            ("10.0.0.0/2\u{200b}4", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                parse_cidr(input).map(|c| c.prefix),
+                *want,
+                "parse_cidr({input:?})"
+            );
+        }
+        // Every CIDR reader shares the parser: Kube-OVN's CheckCidrs,
+        // CIDROverlap and CIDRContainIP read a zero-padded block as Go does.
+        assert!(check_cidrs("10.0.0.0/000000016,fd00::/0064"));
+        assert!(cidr_overlap("10.0.0.0/000000016", "10.0.5.0/24"));
+        assert!(!cidr_overlap("10.0.0.0/000000024", "10.0.5.0/24"));
+        assert!(cidr_contain_ip("10.16.0.0/0016", "10.16.200.1"));
+        assert_eq!(ip_to_string("10.16.0.15/00024"), "10.16.0.15");
+    }
+
     #[test]
     fn check_protocol_follows_kube_ovn() {
         let cases: &[(&str, Option<Protocol>)] = &[
@@ -728,12 +894,133 @@ mod tests {
         }
     }
 
+    /// Go's `strconv.Quote` (what `%q` prints); each expectation is Go 1.25's
+    /// output, which follows `appendEscapedRune` and `IsPrint` (Unicode 15.0.0).
     #[test]
     fn quote_follows_go() {
-        assert_eq!(go_quote("pool-a"), "\"pool-a\"");
-        assert_eq!(go_quote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-        assert_eq!(go_quote("a\nb\u{1}"), "\"a\\nb\\u0001\"");
-        assert_eq!(go_quote("é"), "\"é\"");
+        let cases: &[(&str, &str)] = &[
+            ("pool-a", r#""pool-a""#),
+            ("", r#""""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("it's", r#""it's""#),
+            // Go: strconv.Quote("\a\b\f\n\r\t\v") = "\a\b\f\n\r\t\v"
+            ("\u{7}\u{8}\u{c}\n\r\t\u{b}", r#""\a\b\f\n\r\t\v""#),
+            // Go: other C0 controls and DEL are \xNN, not \u00NN.
+            ("a\u{1}b", r#""a\x01b""#),
+            ("\u{0}", r#""\x00""#),
+            ("\u{1b}[31m", r#""\x1b[31m""#),
+            ("\u{7f}", r#""\x7f""#),
+            // Go: a C1 control is above ' ', so \u0085.
+            ("\u{85}", r#""\u0085""#),
+            // Go: format characters (Cf) are not printable.
+            ("pod\u{200b}name", r#""pod\u200bname""#),
+            ("\u{ad}", r#""\u00ad""#),
+            ("\u{200d}", r#""\u200d""#),
+            ("\u{feff}", r#""\ufeff""#),
+            ("\u{61c}", r#""\u061c""#),
+            // Go: spaces other than U+0020 are not printable.
+            ("a\u{a0}b", r#""a\u00a0b""#),
+            ("\u{3000}", r#""\u3000""#),
+            ("\u{2028}", r#""\u2028""#),
+            // Go: private use and unassigned code points.
+            ("\u{e000}", r#""\ue000""#),
+            ("\u{378}", r#""\u0378""#),
+            ("\u{f0000}", r#""\U000f0000""#),
+            ("\u{e0001}", r#""\U000e0001""#),
+            ("\u{10ffff}", r#""\U0010ffff""#),
+            // Go 1.25 is Unicode 15.0.0: Nag Mundari (new in 15.0) is
+            // printed as is; CJK Extension I (new in 15.1) is escaped.
+            ("\u{1e4d0}", "\"\u{1e4d0}\""),
+            ("\u{2ebf0}", r#""\U0002ebf0""#),
+            // Go: letters, marks, symbols of any script stay as they are.
+            ("é中😀\u{301}\u{fffd}", "\"é中😀\u{301}\u{fffd}\""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_quote(input), *want, "go_quote({input:?})");
+        }
+    }
+
+    /// `unicode.IsPrint` and `unicode.IsUpper` in Go 1.25 (Unicode 15.0.0).
+    #[test]
+    fn unicode_classes_follow_go() {
+        let print: &[(char, bool)] = &[
+            (' ', true),
+            ('~', true),
+            ('\u{a1}', true),
+            ('\u{ff}', true),
+            ('\u{301}', true),   // Mn
+            ('\u{fffd}', true),  // So
+            ('\u{1f600}', true), // So
+            ('\u{1e4d0}', true), // Lo, new in 15.0
+            ('\u{31350}', true), // Lo, CJK Extension H (15.0)
+            ('\u{1f}', false),
+            ('\u{7f}', false),
+            ('\u{a0}', false),    // Zs
+            ('\u{ad}', false),    // Cf
+            ('\u{1680}', false),  // Zs
+            ('\u{200b}', false),  // Cf
+            ('\u{2029}', false),  // Zp
+            ('\u{e000}', false),  // Co
+            ('\u{378}', false),   // Cn
+            ('\u{fffe}', false),  // Cn
+            ('\u{2ebf0}', false), // Cn in 15.0 (Lo from 15.1)
+            ('\u{e0001}', false), // Cf
+            ('\u{10ffff}', false),
+        ];
+        for &(c, want) in print {
+            assert_eq!(is_print(c), want, "is_print(U+{:04X})", u32::from(c));
+        }
+        let upper: &[(char, bool)] = &[
+            ('A', true),
+            ('Z', true),
+            ('\u{c4}', true), // Ä
+            ('\u{de}', true), // Þ
+            ('Σ', true),
+            ('Ж', true),
+            ('\u{ff21}', true),  // fullwidth A
+            ('\u{1d400}', true), // mathematical bold capital A
+            ('\u{a7c0}', true),  // Lu, new in 14.0
+            ('\u{1e900}', true), // Adlam capital alif
+            ('a', false),
+            ('\u{d7}', false),    // ×, Sm
+            ('\u{df}', false),    // ß, Ll
+            ('\u{1c5}', false),   // ǅ, Lt
+            ('\u{2160}', false),  // Ⅰ, Nl (Other_Uppercase)
+            ('\u{2161}', false),  // Ⅱ
+            ('\u{24b6}', false),  // Ⓐ, So (Other_Uppercase)
+            ('\u{1f130}', false), // 🄰, So (Other_Uppercase)
+            ('\u{a7cb}', false),  // Lu only from Unicode 16.0
+            ('\u{1e922}', false),
+        ];
+        for &(c, want) in upper {
+            assert_eq!(is_upper(c), want, "is_upper(U+{:04X})", u32::from(c));
+        }
+        assert!(contains_uppercase("fd00::1:Ä"));
+        assert!(!contains_uppercase("10.0.0.\u{2161}"));
+    }
+
+    /// Whole-range consistency with what Rust knows (a newer Unicode):
+    /// Lu is inside Rust's Uppercase, and nothing Go prints is a control.
+    /// Latin-1 follows Go's `properties` table exactly.
+    #[test]
+    fn unicode_tables_agree_with_std_where_they_must() {
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            if is_upper(c) {
+                assert!(
+                    c.is_uppercase(),
+                    "U+{:04X} Lu but not Uppercase",
+                    u32::from(c)
+                );
+            }
+            if is_print(c) {
+                assert!(!c.is_control(), "U+{:04X} printable control", u32::from(c));
+            }
+            if u32::from(c) <= 0xFF {
+                let latin_upper =
+                    c.is_ascii_uppercase() || ('\u{c0}'..='\u{de}').contains(&c) && c != '\u{d7}';
+                assert_eq!(is_upper(c), latin_upper, "U+{:04X}", u32::from(c));
+            }
+        }
     }
 
     mod properties {
@@ -753,6 +1040,63 @@ mod tests {
                 Some(v4) => IpAddr::V4(v4),
                 None => IpAddr::V6(v6),
             })
+        }
+
+        /// Go's `strconv.Unquote` for what `Quote` writes, strict about the
+        /// form: outside escapes only runes that `IsPrint` accepts (and no
+        /// bare `"` or `\`); an escape only for a rune it does not accept
+        /// (or for `"` and `\`), in the one form Go picks for it.
+        fn go_unquote(quoted: &str) -> Option<String> {
+            let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+            let mut out = String::new();
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                if c != '\\' {
+                    if c == '"' || !is_print(c) {
+                        return None;
+                    }
+                    out.push(c);
+                    continue;
+                }
+                let kind = chars.next()?;
+                let decoded = match kind {
+                    '"' | '\\' => kind,
+                    'a' => '\u{7}',
+                    'b' => '\u{8}',
+                    'f' => '\u{c}',
+                    'n' => '\n',
+                    'r' => '\r',
+                    't' => '\t',
+                    'v' => '\u{b}',
+                    'x' | 'u' | 'U' => {
+                        let width = match kind {
+                            'x' => 2,
+                            'u' => 4,
+                            _ => 8,
+                        };
+                        let hex: String = chars.by_ref().take(width).collect();
+                        if hex.len() != width || hex.to_lowercase() != hex {
+                            return None;
+                        }
+                        let c = char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?;
+                        let named = "\u{7}\u{8}\u{c}\n\r\t\u{b}".contains(c);
+                        let form = if c < ' ' || c == '\u{7f}' {
+                            'x'
+                        } else if u32::from(c) < 0x10000 {
+                            'u'
+                        } else {
+                            'U'
+                        };
+                        if is_print(c) || named || form != kind {
+                            return None;
+                        }
+                        c
+                    }
+                    _ => return None,
+                };
+                out.push(decoded);
+            }
+            Some(out)
         }
 
         /// Text that looks like addresses, often is one, often almost.
@@ -797,6 +1141,52 @@ mod tests {
                     prop_assert_eq!(&text, &v6.to_string());
                     prop_assert_eq!(parse_ip(&text), Some(ip));
                 }
+            }
+
+            #[test]
+            fn zero_padded_prefix_is_the_same_prefix(
+                host in any::<[u8; 4]>(), prefix in 0u32..=140, zeros in 0usize..40, v6 in any::<bool>(),
+            ) {
+                let addr = if v6 {
+                    Ipv6Addr::from(0xfd00_u128 << 112 | u128::from(u32::from_be_bytes(host))).to_string()
+                } else {
+                    Ipv4Addr::from(host).to_string()
+                };
+                let plain = parse_cidr(&format!("{addr}/{prefix}"));
+                let padded = parse_cidr(&format!("{addr}/{}{prefix}", "0".repeat(zeros)));
+                prop_assert_eq!(padded, plain);
+                prop_assert_eq!(plain.is_some(), prefix <= if v6 { 128 } else { 32 });
+            }
+
+            #[test]
+            fn prefix_with_anything_but_digits_is_refused(
+                prefix in 0u32..=32, junk in "[^0-9]", at in 0usize..4,
+            ) {
+                let mut text = prefix.to_string();
+                let at = at.min(text.len());
+                text.insert_str(at, &junk);
+                prop_assert_eq!(parse_cidr(&format!("10.0.0.0/{text}")), None);
+            }
+
+            #[test]
+            fn quote_escapes_exactly_what_go_does(
+                s in any::<String>(),
+                extra in prop::sample::select(vec![
+                    '\u{200b}', '\u{a0}', '\u{ad}', '\u{7f}', '\u{1}', '\u{e000}', '\u{10ffff}', '"', '\\', 'é',
+                ]),
+                at in any::<prop::sample::Index>(),
+            ) {
+                // Arbitrary text with one rune Go treats specially put in.
+                let mut s = s;
+                let cut = s
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .nth(at.index(s.chars().count() + 1))
+                    .unwrap_or(s.len());
+                s.insert(cut, extra);
+                let quoted = go_quote(&s);
+                let unquoted = go_unquote(&quoted);
+                prop_assert_eq!(unquoted.as_deref(), Some(s.as_str()), "{}", quoted);
             }
 
             #[test]

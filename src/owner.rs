@@ -73,18 +73,21 @@ fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The characters of Kubernetes' `rand.String` (k8s.io/apimachinery
+/// `util/rand`): no vowels, no `0`, `1` or `3`.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
 /// The 5 characters `generateName` appends.
 fn is_random_suffix(s: &str) -> bool {
-    s.len() == 5
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    s.len() == 5 && s.bytes().all(|b| NAME_ALPHABET.contains(&b))
 }
 
-/// A `pod-template-hash`: a short run of lower-case alphanumerics.
+/// A `pod-template-hash`: `rand.SafeEncodeString` of a decimal `uint32`, so
+/// only the characters the digits map to (`'0'` is byte 48, 48 % 27 = 21: `4`).
 fn is_template_hash(s: &str) -> bool {
     (1..=10).contains(&s.len())
         && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            .all(|b| matches!(b, b'4'..=b'9' | b'b' | b'c' | b'd' | b'f'))
 }
 
 /// An object's `metadata.ownerReferences` entry, the fields read.
@@ -164,9 +167,23 @@ mod tests {
             (Deployment, "web", "web-x2x7q", false),
             (Deployment, "web", "web-api-7d4b9c8f5-x2x7q", false),
             (Deployment, "web", "web-7D4b9c8f5-x2x7q", false),
-            (CronJob, "backup", "backup-29001234-abcde", true),
-            (CronJob, "backup", "backup-x-abcde", false),
-            (CronJob, "backup", "backup-abcde", false),
+            (CronJob, "backup", "backup-29001234-bcdfg", true),
+            (CronJob, "backup", "backup-x-bcdfg", false),
+            (CronJob, "backup", "backup-bcdfg", false),
+            // I3: the hash and suffix alphabets. Vowels, 0, 1 and 3 never
+            // appear in a suffix; a hash holds only 4-9, b, c, d, f.
+            (Job, "migrate", "migrate-h7x2e", false),
+            (Job, "migrate", "migrate-h7x21", false),
+            (DaemonSet, "agent", "agent-x7k3p", false),
+            (CronJob, "backup", "backup-29001234-abcde", false),
+            (Deployment, "web", "web-7d4b9c8f5-x2x7e", false),
+            (Deployment, "web", "web-5e7a9c8d4-k2x9p", false),
+            (Deployment, "web", "web-7d4b9c8f0-x2x7q", false),
+            (Deployment, "web", "web-4567bcdf89-bcdfg", true),
+            (Deployment, "web", "web-4567bcdf894-bcdfg", false),
+            (Deployment, "web", "web-migrate-h7x2k", false),
+            (Deployment, "web", "web-6f5c8d7b9-q7w2f", true),
+            (Deployment, "web", "web-6f5c8d7b9-q7w2e", false),
         ];
         for (kind, name, pod, want) in cases {
             let w = Workload {
@@ -175,6 +192,27 @@ mod tests {
             };
             assert_eq!(w.generates(pod), *want, "{kind} {name} generates {pod}");
         }
+    }
+
+    #[test]
+    fn alphabets_are_kubernetes_own() {
+        // SafeEncodeString maps each decimal digit to NAME_ALPHABET[byte % 27].
+        let encoded: Vec<u8> = (b'0'..=b'9')
+            .map(|d| NAME_ALPHABET[usize::from(d) % NAME_ALPHABET.len()])
+            .collect();
+        assert_eq!(encoded, b"456789bcdf");
+        assert!(is_template_hash("456789bcdf"));
+        assert!(!is_template_hash("456789bcdf4"), "a uint32 has 10 digits");
+        assert!(!is_template_hash(""));
+        for b in NAME_ALPHABET {
+            assert!(is_random_suffix(&String::from_utf8(vec![*b; 5]).unwrap()));
+        }
+        for c in "aeiou013yA-".chars() {
+            assert!(!is_random_suffix(&c.to_string().repeat(5)), "{c}");
+            assert!(!is_template_hash(&c.to_string()), "{c}");
+        }
+        assert!(!is_random_suffix("bcdf"));
+        assert!(!is_random_suffix("bcdfgh"));
     }
 
     fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {

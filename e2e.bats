@@ -10,6 +10,7 @@
 #
 #   evaluate <request.json> <session.yml> [<settings.yaml>]
 #   assert_allowed
+#   assert_allowed_with_warnings '<warning>'...   (exactly these, in order)
 #   assert_denied <code> '<exact message>'
 #   assert_denied_containing <code> '<part of the message>'
 #   assert_settings_rejected '<part of kwctl's error>'
@@ -40,6 +41,12 @@ evaluate() {
 assert_allowed() {
   [ "$status" -eq 0 ]
   [ "$(jq -r .allowed <<<"$output")" = true ]
+}
+
+assert_allowed_with_warnings() {
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .allowed <<<"$output")" = true ]
+  [ "$(jq -c '.warnings // []' <<<"$output")" = "$(jq -cn '$ARGS.positional' --args "$@")" ]
 }
 
 assert_denied() {

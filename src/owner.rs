@@ -145,6 +145,45 @@ pub fn pod_workload(owners: &[OwnerReference]) -> Option<Workload> {
     })
 }
 
+/// I13: a pod kube-ovn-controller allocates as a StatefulSet's
+/// (`isStatefulSetPod`): it takes only the `ip_pool` group at its ordinal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatefulSetPod {
+    /// The StatefulSet's name.
+    pub statefulset: String,
+    /// The index of the pool group the pod takes.
+    pub ordinal: u64,
+}
+
+/// The pod as a StatefulSet's, when its controller is a StatefulSet and its
+/// name starts with the StatefulSet's name, as the controller decides.
+pub fn statefulset_pod(pod_name: &str, controller: Option<&Workload>) -> Option<StatefulSetPod> {
+    let owner = controller.filter(|w| w.kind == WorkloadKind::StatefulSet)?;
+    pod_name
+        .starts_with(owner.name.as_str())
+        .then(|| StatefulSetPod {
+            statefulset: owner.name.clone(),
+            ordinal: ordinal(pod_name),
+        })
+}
+
+/// The number after the last `-`, read as `acquireAddress` reads it with
+/// Go's `strconv.Atoi`, whose error it ignores: text that is not a number is
+/// 0, and a number past `i64::MAX` is `i64::MAX` (past every group).
+fn ordinal(pod_name: &str) -> u64 {
+    let last = pod_name.rsplit('-').next().unwrap_or_default();
+    let digits = last.strip_prefix('+').unwrap_or(last);
+    if !is_digits(digits) {
+        return 0;
+    }
+    const MAX: u64 = i64::MAX.unsigned_abs();
+    digits.bytes().fold(0u64, |n, b| {
+        n.saturating_mul(10)
+            .saturating_add(u64::from(b - b'0'))
+            .min(MAX)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +252,62 @@ mod tests {
         }
         assert!(!is_random_suffix("bcdf"));
         assert!(!is_random_suffix("bcdfgh"));
+    }
+
+    fn sts(name: &str) -> Workload {
+        Workload {
+            kind: WorkloadKind::StatefulSet,
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn statefulset_ordinals() {
+        let db = sts("db");
+        let cases: &[(&str, Option<u64>)] = &[
+            ("db-0", Some(0)),
+            ("db-2", Some(2)),
+            ("db-007", Some(7)),
+            ("db-+3", Some(3)),
+            ("db-12-3", Some(3)),
+            // Go's Atoi fails and acquireAddress uses its 0.
+            ("db-", Some(0)),
+            ("db-x", Some(0)),
+            ("db-+", Some(0)),
+            ("db-++3", Some(0)),
+            ("db-1_000", Some(0)),
+            ("db-٣", Some(0)),
+            ("db", Some(0)),
+            ("dbx", Some(0)),
+            // Past i64::MAX: Atoi's range error keeps the clamped value.
+            ("db-9223372036854775807", Some(9_223_372_036_854_775_807)),
+            ("db-9223372036854775808", Some(9_223_372_036_854_775_807)),
+            (
+                "db-99999999999999999999999999999999999999",
+                Some(9_223_372_036_854_775_807),
+            ),
+            // Not the StatefulSet's name: not a StatefulSet pod.
+            ("web-0", None),
+            ("d-0", None),
+        ];
+        for (pod, want) in cases {
+            let got = statefulset_pod(pod, Some(&db));
+            assert_eq!(got.as_ref().map(|p| p.ordinal), *want, "{pod}");
+            if let Some(p) = got {
+                assert_eq!(p.statefulset, "db");
+            }
+        }
+        let huge = format!("db-{}", "9".repeat(100_000));
+        assert_eq!(
+            statefulset_pod(&huge, Some(&db)).map(|p| p.ordinal),
+            Some(i64::MAX.unsigned_abs())
+        );
+        assert_eq!(statefulset_pod("db-0", None), None);
+        let deployment = Workload {
+            kind: WorkloadKind::Deployment,
+            name: "db".into(),
+        };
+        assert_eq!(statefulset_pod("db-0", Some(&deployment)), None);
     }
 
     fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {

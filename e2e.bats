@@ -108,6 +108,11 @@ assert_settings_rejected() {
   assert_allowed
 }
 
+@test "deployment: more replicas than ip_pool entries is allowed with a warning" {
+  evaluate deployment-ippool-warns.json session_deployment-ippool-warns.yml
+  assert_allowed_with_warnings 'ip_pool has 2 entries for 3 replicas'
+}
+
 @test "subnet: a CIDR overlapping another subnet of the VPC is a 409" {
   evaluate subnet-overlap.json session_subnet-overlap.yml settings_service-ip.yaml
   assert_denied 409 'subnet app-subnet cidr 10.16.10.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16'

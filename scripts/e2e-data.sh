@@ -18,6 +18,7 @@ cases=(
   "pod-ippool-name-missing      035-pod-ippool-name-missing"
   "deployment-ippool-conflict   076-deployment-ippool-conflict"
   "deployment-ippool-free       077-deployment-ippool-free"
+  "deployment-ippool-warns      334-i13-deployment-create-replicas-more-than-groups-warns"
   "subnet-overlap               159-subnet-overlap-ovn-default-same-vpc"
   "subnet-adjacent              164-subnet-adjacent-no-overlap-allowed"
   "subnet-apiserver-ip          287-i9-apiserver-ip-from-service-lookup"

@@ -10,6 +10,7 @@
 #
 #   evaluate <request.json> <session.yml> [<settings.yaml>]
 #   assert_allowed
+#   assert_allowed_with_warnings '<warning>'...   (exactly these, in order)
 #   assert_denied <code> '<exact message>'
 #   assert_denied_containing <code> '<part of the message>'
 #   assert_settings_rejected '<part of kwctl's error>'
@@ -41,6 +42,12 @@ evaluate() {
 assert_allowed() {
   [ "$status" -eq 0 ]
   [ "$(jq -r .allowed <<<"$output")" = true ]
+}
+
+assert_allowed_with_warnings() {
+  [ "$status" -eq 0 ]
+  [ "$(jq -r .allowed <<<"$output")" = true ]
+  [ "$(jq -c '.warnings // []' <<<"$output")" = "$(jq -cn '$ARGS.positional' --args "$@")" ]
 }
 
 assert_denied() {
@@ -100,6 +107,11 @@ assert_settings_rejected() {
 @test "deployment: a free ip_pool is allowed" {
   evaluate deployment-ippool-free.json session_deployment-ippool-free.yml
   assert_allowed
+}
+
+@test "deployment: more replicas than ip_pool entries is allowed with a warning" {
+  evaluate deployment-ippool-warns.json session_deployment-ippool-warns.yml
+  assert_allowed_with_warnings 'ip_pool has 2 entries for 3 replicas'
 }
 
 @test "subnet: a CIDR overlapping another subnet of the VPC is a 409" {

@@ -46,7 +46,10 @@ pub extern "C" fn wapc_init() {
 pub fn validate(payload: &[u8]) -> CallResult {
     let verdict = evaluate(payload, &HostCluster::new());
     let response = match &verdict {
-        Ok(()) => ValidationResponse::default_accept(),
+        Ok(warnings) => ValidationResponse {
+            warnings: Some(warnings.as_slice()).filter(|w| !w.is_empty()),
+            ..ValidationResponse::default_accept()
+        },
         Err(denial) => ValidationResponse {
             accepted: false,
             message: Some(&denial.message),
@@ -59,7 +62,8 @@ pub fn validate(payload: &[u8]) -> CallResult {
 
 /// The SDK's `ValidationResponse`, as `accept_request` / `reject_request`
 /// write it, without the `serde_json::Value` of a mutated object a
-/// validating policy never sends (and the code to print it).
+/// validating policy never sends (and the code to print it). `warnings` are
+/// the admission warnings kubectl prints (I13).
 #[derive(serde::Serialize)]
 struct ValidationResponse<'a> {
     accepted: bool,
@@ -67,7 +71,7 @@ struct ValidationResponse<'a> {
     code: Option<u16>,
     mutated_object: Option<()>,
     audit_annotations: Option<()>,
-    warnings: Option<()>,
+    warnings: Option<&'a [String]>,
 }
 
 impl ValidationResponse<'_> {
@@ -147,8 +151,9 @@ fn decode_update<'a, T: Decode<'a>>(
     Ok((decode(kind, object)?, decode(kind, old_object)?))
 }
 
-/// Decides one ValidationRequest against a view of the cluster.
-pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Result<(), Denial> {
+/// Decides one ValidationRequest against a view of the cluster: admitted
+/// with its warnings, or denied.
+pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
     let envelope: ValidationRequest<'_> = json::from_slice(payload)
         .map_err(|e| Denial::bad_request(format!("cannot decode the validation request: {e}")))?;
     let Some(request) = envelope.request else {
@@ -165,7 +170,7 @@ fn dispatch(
     request: &AdmissionRequest<'_>,
     settings: &Settings,
     cluster: &dyn Cluster,
-) -> Result<(), Denial> {
+) -> Result<Vec<String>, Denial> {
     let kind = request.kind.kind.as_str();
     let operation = request.operation.as_str();
     let (object, old_object) = (request.object, request.old_object);
@@ -175,7 +180,8 @@ fn dispatch(
         }
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet", "CREATE" | "UPDATE")
         | ("batch", "Job" | "CronJob", "CREATE" | "UPDATE") => {
-            match WorkloadKind::from_kind(kind) {
+            // The only check that warns (I13).
+            return match WorkloadKind::from_kind(kind) {
                 Some(workload) => workloads::validate_workload(
                     workload,
                     object,
@@ -187,8 +193,8 @@ fn dispatch(
                     &request.namespace,
                     cluster,
                 ),
-                None => Ok(()),
-            }
+                None => Ok(Vec::new()),
+            };
         }
         ("kubeovn.io", "Subnet", _) => {
             let context = subnet::Context::new(settings, cluster);
@@ -304,4 +310,5 @@ fn dispatch(
         }
         _ => Ok(()),
     }
+    .map(|()| Vec::new())
 }

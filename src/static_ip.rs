@@ -1,15 +1,16 @@
 //! Static-IP admission for Pods and workload templates (kube-ovn-webhook's
-//! `static_ip.go`), with the contract's improvements I1–I7 and I12.
+//! `static_ip.go`), with the contract's improvements I1–I7, I12 and I13.
 //!
 //! Order, as upstream and then the new checks: trigger and live-migration
 //! bypass, `ValidatePodNetwork` (400), `ip_address` family uniqueness and
-//! conflicts (403), `ip_pool` name lookup or conflicts and free entries (403),
-//! attachment networks (I7, 403), then static IPs against their subnet (I6, 400).
+//! conflicts (403), `ip_pool` name lookup or conflicts and the group the pod
+//! will take (403, I3 and I13), attachment networks (I7, 403), then static IPs
+//! against their subnet (I6, 400).
 
 use crate::cluster::Cluster;
 use crate::denial::Denial;
-use crate::net::{Protocol, family, format_ip, go_quote, parse_cidr, parse_ip};
-use crate::owner::Workload;
+use crate::net::{family, format_ip, go_quote, parse_cidr, parse_ip};
+use crate::owner::{StatefulSetPod, Workload};
 use crate::pod_network::{self, IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::resources::{Ip, Subnet};
 use std::cell::RefCell;
@@ -29,6 +30,8 @@ pub enum Subject {
     Pod {
         /// The controlling workload, from the controller ownerReference.
         controller: Option<Workload>,
+        /// Set when kube-ovn-controller allocates it as a StatefulSet's (I13).
+        statefulset: Option<StatefulSetPod>,
     },
     /// A workload, checked through its pod template.
     Workload(Workload),
@@ -236,7 +239,7 @@ impl<'c> Checker<'_, 'c> {
             return Holder::Own;
         }
         let workload = match &self.request.subject {
-            Subject::Pod { controller } => controller.as_ref(),
+            Subject::Pod { controller, .. } => controller.as_ref(),
             Subject::Workload(w) => Some(w),
         };
         if workload.is_some_and(|w| w.generates(&ip.spec.pod_name)) {
@@ -250,13 +253,13 @@ impl<'c> Checker<'_, 'c> {
     fn nic(&self, nic: &Nic<'_>, subnet: &str) -> Result<(), Denial> {
         if !nic.ip_address.is_empty() {
             check_family_uniqueness(nic.ip_address)?;
-            self.conflicts(nic.ip_address, &split_items(nic.ip_address, false), subnet)?;
+            self.conflicts(nic.ip_address, &split_items(nic.ip_address), subnet)?;
         }
         if is_address_pool(nic.ip_pool) {
-            let items = split_items(nic.ip_pool, true);
-            self.conflicts(nic.ip_pool, &items, subnet)?;
-            if matches!(self.request.subject, Subject::Pod { .. }) {
-                self.free_entry(nic.ip_pool, &items, subnet)?;
+            let pool = Pool::parse(nic.ip_pool);
+            self.conflicts(nic.ip_pool, &pool.items, subnet)?;
+            if let Subject::Pod { statefulset, .. } = &self.request.subject {
+                self.pool_group(nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
             }
         } else {
             self.pool_name(nic.ip_pool)?;
@@ -291,40 +294,137 @@ impl<'c> Checker<'_, 'c> {
             };
             let holders = index.get(address).map_or(&[][..], Vec::as_slice);
             if let Some(other) = holders.iter().find(|ip| self.holder(ip) == Holder::Other) {
-                return Err(Denial::forbidden(format!(
-                    "annotation static-ip {} is conflict with ip crd {}, ip {}",
-                    format_ip(address),
-                    other.metadata.name,
-                    other.spec.ip_address
-                )));
+                return Err(conflict(address, other));
             }
         }
         Ok(())
     }
 
-    /// I3 for a pod: each address family of the pool needs one entry that is
-    /// free or the pod's own; entries its siblings hold are taken.
-    fn free_entry(&self, pool: &str, items: &[Option<IpAddr>], subnet: &str) -> Result<(), Denial> {
+    /// I13 (and I3's siblings) for a pod: the pool group kube-ovn-controller
+    /// will give it must be wholly free or its own. A StatefulSet pod gets
+    /// only the group at its ordinal; any other pod the first free group.
+    fn pool_group(
+        &self,
+        value: &str,
+        pool: &Pool,
+        statefulset: Option<&StatefulSetPod>,
+        subnet: &str,
+    ) -> Result<(), Denial> {
         let index = self.index(subnet)?;
-        let is_free = |a: &IpAddr| {
+        // The first CR, by name, that holds the address for someone else.
+        let taken_by = |a: &IpAddr| {
             index
                 .get(a)
-                .is_none_or(|hs| hs.iter().all(|ip| self.holder(ip) == Holder::Own))
+                .and_then(|hs| hs.iter().find(|ip| self.holder(ip) != Holder::Own))
         };
-        for wanted in [Protocol::V4, Protocol::V6] {
-            let mut of_family = items
-                .iter()
-                .flatten()
-                .filter(|a| family(a) == wanted)
-                .peekable();
-            if of_family.peek().is_some() && !of_family.any(is_free) {
-                return Err(Denial::forbidden(format!(
-                    "ip_pool {pool} has no free address in subnet {subnet}"
-                )));
+        let Some(sts) = statefulset else {
+            if pool
+                .groups()
+                .any(|group| group.iter().flatten().all(|a| taken_by(a).is_none()))
+            {
+                return Ok(());
+            }
+            return Err(Denial::forbidden(format!(
+                "ip_pool {value} has no free address in subnet {subnet}"
+            )));
+        };
+        let Some(group) = usize::try_from(sts.ordinal)
+            .ok()
+            .and_then(|i| pool.group(i))
+        else {
+            return Err(Denial::forbidden(format!(
+                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
+                sts.ordinal, sts.statefulset
+            )));
+        };
+        for address in group.iter().flatten() {
+            if let Some(holder) = taken_by(address) {
+                return Err(conflict(address, holder));
             }
         }
         Ok(())
     }
+}
+
+/// Upstream's conflict message: the address and the IP CR that holds it.
+fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
+    Denial::forbidden(format!(
+        "annotation static-ip {} is conflict with ip crd {}, ip {}",
+        format_ip(address),
+        holder.metadata.name,
+        holder.spec.ip_address
+    ))
+}
+
+/// An `ip_pool` of addresses, in annotation order, cut into the groups that
+/// kube-ovn-controller's `acquireAddress` allocates whole (I13): on `;` when
+/// there is one, else on `,`, where one IPv4 and one IPv6 address are a
+/// single dual-stack group. Every address is kept (I4).
+struct Pool {
+    items: Vec<Option<IpAddr>>,
+    /// Where each group ends in `items`.
+    ends: Vec<usize>,
+}
+
+impl Pool {
+    fn parse(value: &str) -> Pool {
+        if value.contains(';') {
+            let mut items = Vec::new();
+            let mut ends = Vec::new();
+            for group in value.split(';') {
+                items.extend(group.split(',').map(parse_item));
+                ends.push(items.len());
+            }
+            return Pool { items, ends };
+        }
+        let items: Vec<Option<IpAddr>> = value.split(',').map(parse_item).collect();
+        let dual = matches!(items.as_slice(), [Some(a), Some(b)] if family(a) != family(b));
+        let ends = if dual {
+            vec![2]
+        } else {
+            (1..=items.len()).collect()
+        };
+        Pool { items, ends }
+    }
+
+    /// The number of groups.
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Group `i`, if there is one.
+    fn group(&self, i: usize) -> Option<&[Option<IpAddr>]> {
+        let start = match i.checked_sub(1) {
+            Some(before) => *self.ends.get(before)?,
+            None => 0,
+        };
+        self.items.get(start..*self.ends.get(i)?)
+    }
+
+    fn groups(&self) -> impl Iterator<Item = &[Option<IpAddr>]> {
+        (0..self.len()).filter_map(|i| self.group(i))
+    }
+}
+
+/// I13: the warnings for a Deployment's or StatefulSet's template whose
+/// address pools have fewer groups than `replicas`: one per distinct count,
+/// primary NIC first, then attachments by provider name.
+pub fn pool_warnings(annotations: &BTreeMap<String, String>, replicas: u64) -> Vec<String> {
+    let attached = attachments(annotations);
+    let pools = std::iter::once(annotation(annotations, IP_POOL))
+        .chain(attached.iter().map(|nic| nic.ip_pool))
+        .filter(|pool| is_address_pool(pool));
+    let mut warnings = Vec::new();
+    for pool in pools {
+        let groups = Pool::parse(pool).len();
+        if u64::try_from(groups).is_ok_and(|groups| groups < replicas) {
+            let warning = format!("ip_pool has {groups} entries for {replicas} replicas");
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    warnings
 }
 
 fn sorted_by_name(subnets: &[Subnet]) -> Vec<&Subnet> {
@@ -343,10 +443,9 @@ fn parse_item(item: &str) -> Option<IpAddr> {
     }
 }
 
-/// The items of an annotation; pools split on `;` too (I4).
-fn split_items(value: &str, pool: bool) -> Vec<Option<IpAddr>> {
-    let separators: &[char] = if pool { &[',', ';'] } else { &[','] };
-    value.split(separators).map(parse_item).collect()
+/// The items of an `ip_address` annotation.
+fn split_items(value: &str) -> Vec<Option<IpAddr>> {
+    value.split(',').map(parse_item).collect()
 }
 
 /// I1: the addresses an IP CR holds, by value: `v4IpAddress`/`v6IpAddress`,

@@ -1,10 +1,13 @@
 //! Pods and workload objects: where their static-IP annotations live, who
-//! owns them, and when an UPDATE needs checking (I10).
+//! owns them, when an UPDATE needs checking (I10), and how many replicas
+//! their pools must serve (I13).
 
 use crate::cluster::Cluster;
 use crate::denial::Denial;
-use crate::json::Raw;
-use crate::owner::{OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload};
+use crate::json::{self, Decode, Raw, Reader};
+use crate::owner::{
+    OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
+};
 use crate::resources::decode;
 use crate::static_ip::{self, Request, Subject};
 use std::collections::BTreeMap;
@@ -40,12 +43,35 @@ crate::decode_struct!(Pod {
 struct WorkloadSpec {
     template: Pod,
     job_template: JobTemplate,
+    replicas: Replicas,
 }
 
 crate::decode_struct!(WorkloadSpec {
     template: "template",
-    job_template: "jobTemplate"
+    job_template: "jobTemplate",
+    replicas: "replicas"
 });
+
+/// `spec.replicas`, read only to warn (I13): absent or `null` is Kubernetes'
+/// default, 1; anything but a whole number is the API server's to refuse,
+/// so it is `None` here and never fails the decoding.
+#[derive(Debug)]
+struct Replicas(Option<i64>);
+
+impl Default for Replicas {
+    fn default() -> Self {
+        Replicas(Some(1))
+    }
+}
+
+impl<'a> Decode<'a> for Replicas {
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
+        if reader.null()? {
+            return Ok(Replicas::default());
+        }
+        Ok(Replicas(reader.raw()?.parse().ok()))
+    }
+}
 
 #[derive(Debug, Default)]
 struct JobTemplate {
@@ -102,25 +128,29 @@ pub fn validate_pod(
     } else {
         request_namespace
     };
+    let controller = pod_workload(&meta.owner_references);
+    let statefulset = statefulset_pod(name, controller.as_ref());
     let request = Request {
         annotations: &meta.annotations,
         namespace,
         owner_name: pod_owner_name(name, &meta.owner_references),
         subject: Subject::Pod {
-            controller: pod_workload(&meta.owner_references),
+            controller,
+            statefulset,
         },
     };
     static_ip::validate(&request, cluster)
 }
 
-/// A workload CREATE, or an UPDATE whose template static-IP annotations changed (I10).
+/// A workload CREATE, or an UPDATE whose template static-IP annotations
+/// changed (I10). Admitted, it returns its warnings (I13).
 pub fn validate_workload(
     kind: WorkloadKind,
     object: Option<Raw<'_>>,
     old_object: Option<Raw<'_>>,
     request_namespace: &str,
     cluster: &dyn Cluster,
-) -> Result<(), Denial> {
+) -> Result<Vec<String>, Denial> {
     let kind_name = kind.to_string();
     let workload: WorkloadObject = decode(&kind_name, object)?;
     let annotations = workload.template_annotations(kind);
@@ -130,7 +160,7 @@ pub fn validate_workload(
                 == static_ip_annotations(annotations)
         });
         if unchanged {
-            return Ok(());
+            return Ok(Vec::new());
         }
     }
     let namespace = if request_namespace.is_empty() {
@@ -148,7 +178,14 @@ pub fn validate_workload(
             name: name.to_string(),
         }),
     };
-    static_ip::validate(&request, cluster)
+    static_ip::validate(&request, cluster)?;
+    let replicas = match (kind, &workload.spec.replicas) {
+        (WorkloadKind::Deployment | WorkloadKind::StatefulSet, Replicas(Some(n))) => {
+            u64::try_from(*n).unwrap_or(0)
+        }
+        _ => 0,
+    };
+    Ok(static_ip::pool_warnings(annotations, replicas))
 }
 
 /// The `…kubernetes.io/ip_address` and `…kubernetes.io/ip_pool` annotations.

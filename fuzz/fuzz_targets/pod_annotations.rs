@@ -57,7 +57,10 @@ fuzz_target!(|data: &[u8]| {
         annotations: &annotations,
         namespace: "default",
         owner_name: "app-1",
-        subject: Subject::Pod { controller: None },
+        subject: Subject::Pod {
+            controller: None,
+            statefulset: None,
+        },
     };
     let _ = static_ip::validate(&request, &HostCluster::with_host(Small));
 });

@@ -1,6 +1,6 @@
 use super::*;
 use crate::cluster::FakeCluster;
-use crate::owner::WorkloadKind;
+use crate::owner::{WorkloadKind, statefulset_pod};
 use crate::resources::{IpSpec, Meta, Namespace, SubnetSpec};
 
 fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
@@ -70,12 +70,27 @@ fn pod_of(
     controller: Option<Workload>,
     cluster: &FakeCluster,
 ) -> Result<(), Denial> {
+    pod_named("app-1", pairs, controller, cluster)
+}
+
+/// A pod named `name` in `default`, a StatefulSet's when its controller and
+/// name say so (I13).
+fn pod_named(
+    name: &str,
+    pairs: &[(&str, &str)],
+    controller: Option<Workload>,
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
     let annotations = annotations(pairs);
+    let statefulset = statefulset_pod(name, controller.as_ref());
     let request = Request {
         annotations: &annotations,
         namespace: "default",
-        owner_name: "app-1",
-        subject: Subject::Pod { controller },
+        owner_name: name,
+        subject: Subject::Pod {
+            controller,
+            statefulset,
+        },
     };
     validate(&request, cluster)
 }
@@ -513,6 +528,319 @@ fn pods_skip_sibling_entries_and_need_a_free_one() {
         pod_of(&[(IP_POOL, "10.16.0.50")], None, &c),
         conflict("10.16.0.50", "db-0.default", "10.16.0.50")
     );
+}
+
+#[test]
+fn pools_split_into_the_controllers_groups() {
+    // I13: the groups acquireAddress allocates, by their sizes.
+    let cases: &[(&str, &[usize])] = &[
+        ("10.16.0.1", &[1]),
+        ("10.16.0.1,10.16.0.2", &[1, 1]),
+        ("10.16.0.1,10.16.0.2,10.16.0.3", &[1, 1, 1]),
+        // One IPv4 and one IPv6 address, in either order: one dual-stack group.
+        ("10.16.0.1,fd00::1", &[2]),
+        ("fd00::1, 10.16.0.1", &[2]),
+        ("fd00::1,fd00::2", &[1, 1]),
+        // Three entries are three groups, whatever their families.
+        ("10.16.0.1,fd00::1,10.16.0.2", &[1, 1, 1]),
+        // A `;` anywhere: `;` separates the groups, `,` the addresses of one.
+        ("10.16.0.1;10.16.0.2", &[1, 1]),
+        ("10.16.0.1,fd00::1;10.16.0.2,fd00::2", &[2, 2]),
+        ("10.16.0.1,10.16.0.2;10.16.0.3", &[2, 1]),
+        ("10.16.0.1;", &[1, 1]),
+        // An unparsable entry is still an entry (its check denies it).
+        ("10.16.0.1,x", &[1, 1]),
+    ];
+    for (value, sizes) in cases {
+        let pool = Pool::parse(value);
+        let got: Vec<usize> = pool.groups().map(<[_]>::len).collect();
+        assert_eq!(&got, sizes, "{value}");
+        assert_eq!(pool.len(), sizes.len(), "{value}");
+        assert_eq!(pool.items.len(), sizes.iter().sum::<usize>(), "{value}");
+        assert_eq!(pool.group(sizes.len()), None, "{value}");
+        assert_eq!(pool.group(usize::MAX), None, "{value}");
+    }
+    let pool = Pool::parse("10.16.0.1,fd00::1;10.16.0.2,fd00::2");
+    assert_eq!(
+        pool.group(1),
+        Some(&["10.16.0.2".parse::<IpAddr>().ok(), "fd00::2".parse().ok()][..])
+    );
+}
+
+fn statefulset(name: &str) -> Option<Workload> {
+    Some(Workload {
+        kind: WorkloadKind::StatefulSet,
+        name: name.into(),
+    })
+}
+
+#[test]
+fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.51",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "db-1.default",
+            "ovn-default",
+            "10.16.0.52,fd00:10:16::52",
+            "db-1",
+            "default",
+        ),
+        ip(
+            "zz-db-1.default",
+            "ovn-default",
+            "10.16.0.52",
+            "db-1",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    let db = statefulset("db");
+    let no_entry = |pool: &str, ordinal: &str| {
+        Err(Denial::forbidden(format!(
+            "ip_pool {pool} has no entry for ordinal {ordinal} of statefulset db"
+        )))
+    };
+    type Case<'a> = (&'a str, &'a str, Result<(), Denial>);
+    let cases: Vec<Case> = vec![
+        // Its own group, free.
+        ("db-2", "10.16.0.50,10.16.0.51,10.16.0.53", Ok(())),
+        // Its own group, held by itself.
+        ("db-1", "10.16.0.50;10.16.0.52,fd00:10:16::52", Ok(())),
+        // Its group held by a sibling: the first held address, the first CR by name.
+        (
+            "db-1",
+            "10.16.0.50,10.16.0.51,10.16.0.52",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        (
+            "db-0",
+            "10.16.0.50,fd00:10:16::51;10.16.0.52,fd00:10:16::52",
+            Ok(()),
+        ),
+        (
+            "db-2",
+            "10.16.0.50;10.16.0.50;10.16.0.53,fd00:10:16::52",
+            conflict(
+                "fd00:10:16::52",
+                "db-1.default",
+                "10.16.0.52,fd00:10:16::52",
+            ),
+        ),
+        // Another group free does not help.
+        (
+            "db-2",
+            "10.16.0.59,10.16.0.60,10.16.0.51",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        // Past the last group.
+        (
+            "db-3",
+            "10.16.0.50,10.16.0.53,10.16.0.54",
+            no_entry("10.16.0.50,10.16.0.53,10.16.0.54", "3"),
+        ),
+        // A v4,v6 comma pair is one group: ordinal 1 has none.
+        (
+            "db-1",
+            "10.16.0.60,fd00:10:16::60",
+            no_entry("10.16.0.60,fd00:10:16::60", "1"),
+        ),
+        ("db-0", "10.16.0.60,fd00:10:16::60", Ok(())),
+        // Two IPv4 addresses are two groups.
+        ("db-1", "10.16.0.60,10.16.0.61", Ok(())),
+        // Not a number after the last '-': Atoi's 0, as the controller.
+        (
+            "db-x",
+            "10.16.0.51,10.16.0.60",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        ("db-x", "10.16.0.60,10.16.0.51", Ok(())),
+        // Huge ordinals: past every group, never a panic.
+        (
+            "db-99999999999999999999",
+            "10.16.0.60",
+            no_entry("10.16.0.60", "9223372036854775807"),
+        ),
+        (
+            "db-4294967296",
+            "10.16.0.60",
+            no_entry("10.16.0.60", "4294967296"),
+        ),
+        // A name not starting with the StatefulSet's: any free group will do.
+        ("other-1", "10.16.0.51,10.16.0.60", Ok(())),
+    ];
+    for (name, pool, want) in cases {
+        assert_eq!(
+            pod_named(name, &[(IP_POOL, pool)], db.clone(), &c),
+            want,
+            "{name} {pool}"
+        );
+    }
+    // Upstream's conflict check comes first: a stranger's address anywhere.
+    let c = cluster(vec![ip(
+        "stranger.default",
+        "ovn-default",
+        "10.16.0.70",
+        "stranger",
+        "default",
+    )]);
+    assert_eq!(
+        pod_named("db-5", &[(IP_POOL, "10.16.0.60,10.16.0.70")], db, &c),
+        conflict("10.16.0.70", "stranger.default", "10.16.0.70")
+    );
+}
+
+#[test]
+fn other_pods_need_a_wholly_free_group() {
+    let web = Some(Workload {
+        kind: WorkloadKind::Deployment,
+        name: "web".into(),
+    });
+    let ips = vec![
+        ip(
+            "web-7b8c9d4f6-h2n9w.default",
+            "ovn-default",
+            "10.16.0.30,fd00:10:16::60",
+            "web-7b8c9d4f6-h2n9w",
+            "default",
+        ),
+        ip(
+            "web-7b8c9d4f6-r5x4l.default",
+            "ovn-default",
+            "10.16.0.61,fd00:10:16::31",
+            "web-7b8c9d4f6-r5x4l",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    let none_free = |pool: &str| {
+        Err(Denial::forbidden(format!(
+            "ip_pool {pool} has no free address in subnet ovn-default"
+        )))
+    };
+    let cases: &[(&str, Result<(), Denial>)] = &[
+        // One address of each group held: neither group is free.
+        (
+            "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
+            none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31"),
+        ),
+        (
+            "10.16.0.30,fd00:10:16::30;10.16.0.32,fd00:10:16::32",
+            Ok(()),
+        ),
+        // The comma pair is one group.
+        (
+            "10.16.0.30,fd00:10:16::30",
+            none_free("10.16.0.30,fd00:10:16::30"),
+        ),
+        ("10.16.0.30,10.16.0.31", Ok(())),
+        ("10.16.0.30;10.16.0.61", none_free("10.16.0.30;10.16.0.61")),
+    ];
+    for (pool, want) in cases {
+        assert_eq!(
+            pod_named("web-5c9d8f7b4-qx8zt", &[(IP_POOL, pool)], web.clone(), &c),
+            *want,
+            "{pool}"
+        );
+    }
+    // Attachment pools alike (I7).
+    let pairs = [
+        (
+            "net1.default.ovn.kubernetes.io/logical_switch",
+            "ovn-default",
+        ),
+        (
+            "net1.default.ovn.kubernetes.io/ip_pool",
+            "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
+        ),
+    ];
+    assert_eq!(
+        pod_named("web-5c9d8f7b4-qx8zt", &pairs, web.clone(), &c),
+        none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31")
+    );
+    let pairs = [
+        (
+            "net1.default.ovn.kubernetes.io/logical_switch",
+            "ovn-default",
+        ),
+        (
+            "net1.default.ovn.kubernetes.io/ip_pool",
+            "10.16.0.40,10.16.0.41",
+        ),
+    ];
+    let c = cluster(vec![ip(
+        "db-0.default.net1.default.ovn",
+        "ovn-default",
+        "10.16.0.41",
+        "db-0",
+        "default",
+    )]);
+    assert_eq!(
+        pod_named("db-1", &pairs, statefulset("db"), &c),
+        conflict("10.16.0.41", "db-0.default.net1.default.ovn", "10.16.0.41")
+    );
+    assert_eq!(pod_named("db-0", &pairs, statefulset("db"), &c), Ok(()));
+}
+
+#[test]
+fn workloads_warn_when_replicas_outnumber_groups() {
+    let warn = |groups: usize, replicas: u64| {
+        format!("ip_pool has {groups} entries for {replicas} replicas")
+    };
+    let attached = "net1.default.ovn.kubernetes.io/ip_pool";
+    type Case<'a> = (Vec<(&'a str, &'a str)>, u64, Vec<String>);
+    let cases: Vec<Case> = vec![
+        (
+            vec![(IP_POOL, "10.16.0.40,10.16.0.41")],
+            3,
+            vec![warn(2, 3)],
+        ),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 2, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 1, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 0, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,fd00::40")], 2, vec![warn(1, 2)]),
+        (
+            vec![(IP_POOL, "10.16.0.40;10.16.0.41;10.16.0.42")],
+            4,
+            vec![warn(3, 4)],
+        ),
+        (vec![(IP_POOL, "10.16.0.58")], 1, vec![]),
+        // An IPPool's name is no list of addresses.
+        (vec![(IP_POOL, "pool-a")], 5, vec![]),
+        (vec![], 5, vec![]),
+        // Attachment pools too; the same text once.
+        (vec![(attached, "10.70.0.5,10.70.0.6")], 3, vec![warn(2, 3)]),
+        (
+            vec![(IP_POOL, "10.16.0.40"), (attached, "10.70.0.5,10.70.0.6")],
+            3,
+            vec![warn(1, 3), warn(2, 3)],
+        ),
+        (
+            vec![
+                (IP_POOL, "10.16.0.40,10.16.0.41"),
+                (attached, "10.70.0.5,10.70.0.6"),
+            ],
+            3,
+            vec![warn(2, 3)],
+        ),
+        (
+            vec![(IP_POOL, "10.16.0.40")],
+            u64::MAX,
+            vec![warn(1, u64::MAX)],
+        ),
+    ];
+    for (pairs, replicas, want) in cases {
+        assert_eq!(
+            pool_warnings(&annotations(&pairs), replicas),
+            want,
+            "{pairs:?} {replicas}"
+        );
+    }
 }
 
 #[test]

@@ -21,6 +21,9 @@ pub struct Expect {
     /// A text the rejection message must contain.
     #[serde(default)]
     pub message_contains: Option<String>,
+    /// The exact admission warnings, in order; absent: not compared.
+    #[serde(default)]
+    pub warnings: Option<Vec<String>>,
 }
 
 /// One conformance case.
@@ -87,6 +90,13 @@ impl Expect {
                 got.accepted, got.code, got.message
             ));
         }
+        // Compared whatever the decision; no warnings count as `[]`.
+        if let Some(want) = &self.warnings {
+            let warnings = got.warnings.as_deref().unwrap_or_default();
+            if warnings != want.as_slice() {
+                return Some(format!("warnings {warnings:?}"));
+            }
+        }
         if self.allowed {
             return None;
         }
@@ -105,13 +115,18 @@ impl Expect {
 
     /// The expectation in one line.
     pub fn describe(&self) -> String {
-        if self.allowed {
-            return "allowed".to_string();
-        }
-        match (&self.message, &self.message_contains) {
-            (Some(m), _) => format!("denied {:?} {m:?}", self.code),
-            (None, Some(c)) => format!("denied {:?} containing {c:?}", self.code),
-            _ => format!("denied {:?}", self.code),
+        let decision = if self.allowed {
+            "allowed".to_string()
+        } else {
+            match (&self.message, &self.message_contains) {
+                (Some(m), _) => format!("denied {:?} {m:?}", self.code),
+                (None, Some(c)) => format!("denied {:?} containing {c:?}", self.code),
+                _ => format!("denied {:?}", self.code),
+            }
+        };
+        match &self.warnings {
+            Some(w) => format!("{decision} with warnings {w:?}"),
+            None => decision,
         }
     }
 }
@@ -125,4 +140,79 @@ pub fn case_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(accepted: bool, warnings: Option<&[&str]>) -> Verdict {
+        Verdict {
+            accepted,
+            code: (!accepted).then_some(403),
+            message: (!accepted).then(|| "no".to_string()),
+            warnings: warnings.map(|w| w.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    fn expect(allowed: bool, warnings: Option<&[&str]>) -> Expect {
+        Expect {
+            allowed,
+            code: (!allowed).then_some(403),
+            message: (!allowed).then(|| "no".to_string()),
+            message_contains: None,
+            warnings: warnings.map(|w| w.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn warnings_follow_rule_4() {
+        let w: &[&str] = &["ip_pool has 2 entries for 3 replicas"];
+        // Absent: not compared.
+        assert_eq!(expect(true, None).mismatch(&verdict(true, Some(w))), None);
+        assert_eq!(expect(true, None).mismatch(&verdict(true, None)), None);
+        // `[]`: none, and none in the response counts as [].
+        assert_eq!(expect(true, Some(&[])).mismatch(&verdict(true, None)), None);
+        assert_eq!(
+            expect(true, Some(&[])).mismatch(&verdict(true, Some(&[]))),
+            None
+        );
+        assert!(
+            expect(true, Some(&[]))
+                .mismatch(&verdict(true, Some(w)))
+                .is_some()
+        );
+        // Exact list, in order, whatever the decision.
+        assert_eq!(
+            expect(true, Some(w)).mismatch(&verdict(true, Some(w))),
+            None
+        );
+        assert!(
+            expect(true, Some(w))
+                .mismatch(&verdict(true, None))
+                .is_some()
+        );
+        assert!(
+            expect(true, Some(&["a", "b"]))
+                .mismatch(&verdict(true, Some(&["b", "a"])))
+                .is_some()
+        );
+        assert!(
+            expect(false, Some(&[]))
+                .mismatch(&verdict(false, Some(w)))
+                .is_some()
+        );
+        assert_eq!(
+            expect(false, Some(w)).mismatch(&verdict(false, Some(w))),
+            None
+        );
+        assert!(
+            serde_json::from_str::<Expect>(r#"{"allowed": true}"#)
+                .is_ok_and(|e| e.warnings.is_none())
+        );
+        assert!(
+            serde_json::from_str::<Verdict>(r#"{"accepted": true, "warnings": null}"#)
+                .is_ok_and(|v| v.warnings.is_none())
+        );
+    }
 }

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 pub enum Expect {
     /// `assert_allowed`
     Allowed,
+    /// `assert_allowed_with_warnings '<warning>'...`: these warnings, in order.
+    AllowedWithWarnings(Vec<String>),
     /// `assert_denied <code> '<message>'`
     Denied(u16, String),
     /// `assert_denied_containing <code> '<text>'`
@@ -171,6 +173,11 @@ pub fn cases(bats: &Path, test_data: &Path) -> Result<Vec<E2eCase>, BoxError> {
                 *evaluate = Some([arg(1), arg(2), arg(3)]);
             }
             Some("assert_allowed") => *expect = Some(Expect::Allowed),
+            Some("assert_allowed_with_warnings") => {
+                *expect = Some(Expect::AllowedWithWarnings(
+                    words.get(1..).unwrap_or_default().to_vec(),
+                ))
+            }
             Some("assert_denied") => {
                 *expect = Some(Expect::Denied(
                     code(words.get(1))?,
@@ -234,6 +241,9 @@ impl E2eCase {
     pub fn mismatch(&self, outcome: &Outcome) -> Option<String> {
         let ok = match (&self.expect, outcome) {
             (Expect::Allowed, Outcome::Answered(v, _)) => v.accepted,
+            (Expect::AllowedWithWarnings(want), Outcome::Answered(v, _)) => {
+                v.accepted && v.warnings.as_deref().unwrap_or_default() == want.as_slice()
+            }
             (Expect::Denied(code, message), Outcome::Answered(v, _)) => {
                 !v.accepted && v.code == Some(*code) && v.message.as_deref() == Some(message)
             }

@@ -79,6 +79,9 @@ pub struct Verdict {
     /// The rejection message, when given.
     #[serde(default)]
     pub message: Option<String>,
+    /// The admission warnings, when given.
+    #[serde(default)]
+    pub warnings: Option<Vec<String>>,
 }
 
 /// `validate_settings`'s answer.

@@ -154,6 +154,9 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
     if !verdict.accepted {
         response["status"] = json!({"message": verdict.message, "code": verdict.code});
     }
+    if let Some(warnings) = &verdict.warnings {
+        response["warnings"] = json!(warnings);
+    }
     Ok(Ok(response))
 }
 

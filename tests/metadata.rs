@@ -27,6 +27,16 @@ fn yaml_documents(path: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The strings of a YAML list (none when it is not one).
+fn strings(list: &Value) -> Vec<String> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
 fn metadata() -> &'static Value {
     static METADATA: OnceLock<Value> = OnceLock::new();
     METADATA.get_or_init(|| yaml("metadata.yml"))
@@ -223,21 +233,8 @@ fn deployment_manifests_stay_within_the_metadata() {
         })
         .flat_map(|d| d["rules"].as_array().into_iter().flatten())
         .flat_map(|rule| {
-            let groups: Vec<String> = rule["apiGroups"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            let resources: Vec<String> = rule["resources"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect();
-            groups
+            let resources = strings(&rule["resources"]);
+            strings(&rule["apiGroups"])
                 .into_iter()
                 .flat_map(move |g| resources.clone().into_iter().map(move |r| (g.clone(), r)))
         })

@@ -199,6 +199,8 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         parts = [p for p in url.path.split("/") if p]
+        if parts == ["standin", "stats"]:  # the stand-in's own counters, for a client in another process
+            return 200, self.server.stats.snapshot()
         if parts == ["version"]:
             return 200, {"major": "1", "minor": "33", "gitVersion": "v1.33.0-standin", "platform": "linux/amd64"}
         if parts == ["api"]:

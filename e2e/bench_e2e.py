@@ -19,6 +19,7 @@ for the static-IP pod (with logical_switch) at the highest concurrency.
 
 import argparse
 import http.client
+import ipaddress
 import json
 import shutil
 import ssl
@@ -27,10 +28,10 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from apiserver import Cluster, StandIn  # noqa: E402
 from policy_server import ROOT, PolicyServer, load_policies, make_certificate  # noqa: E402
 
 
@@ -57,6 +58,42 @@ class Client:
                 self.conn = None
                 if attempt:
                     raise
+
+
+class RemoteStandIn:
+    """The API server stand-in in a process of its own, so that its answers do
+    not wait for the client's threads (one Python process has one interpreter
+    lock: in the client's process a GET waited for the client's TLS work)."""
+
+    def __init__(self, folder, cluster, delay_get_ms, delay_list_ms):
+        case = folder / "standin-case.json"
+        case.write_text(json.dumps({"cluster": cluster}))
+        self.kubeconfig = folder / "standin-kubeconfig"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve().parent / "apiserver.py"), str(case),
+             "--kubeconfig", str(self.kubeconfig),
+             "--delay-get-ms", str(delay_get_ms), "--delay-list-ms", str(delay_list_ms)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        line = self.proc.stdout.readline()  # "serving <case> at <url>; kubeconfig <path>"
+        if " at " not in line:
+            raise RuntimeError(f"the stand-in did not start: {line!r}")
+        self.url = line.split(" at ", 1)[1].split(";", 1)[0]
+        self.stats = self
+
+    def start(self):
+        return self
+
+    def write_kubeconfig(self, path):
+        shutil.copyfile(self.kubeconfig, path)
+
+    def snapshot(self):
+        with urllib.request.urlopen(self.url + "/standin/stats", timeout=30) as r:
+            return json.loads(r.read())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
 
 
 def review_body(request):
@@ -123,6 +160,8 @@ def main():
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
     parser.add_argument("--touch-subnets", type=int, default=None,
                         help="first touch of this many subnets (default: all)")
+    parser.add_argument("--spread-requests", type=int, default=4_000,
+                        help="after the first touch: requests round robin over the touched subnets")
     parser.add_argument("--policy-server", default="policy-server")
     parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
     args = parser.parse_args()
@@ -131,12 +170,12 @@ def main():
 
     top = Path(tempfile.mkdtemp(prefix="kop-bench-e2e-"))
     subprocess.run([args.bench_data, str(args.ips), str(args.subnets), str(top)], check=True)
-    cluster = Cluster(json.loads((top / "cluster.json").read_text()))
+    cluster = json.loads((top / "cluster.json").read_text())
     requests = json.loads((top / "requests.json").read_text())
     module = Path(args.policy).resolve()
     policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
     cert, key = make_certificate(top)
-    standin = StandIn(cluster, delay_get=args.delay_get_ms / 1000, delay_list=args.delay_list_ms / 1000)
+    standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
     server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin, workers=args.workers,
                           backtrace=False)
     print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets; API latency {args.delay_get_ms} ms per GET, "
@@ -180,23 +219,44 @@ def main():
         print("\n".join(rows))
         print(f"watches held after the steady-state runs: {watches}")
 
-        # First touch of many subnets: a static-IP pod in each, concurrency 8.
+        # First touch of many subnets (cold watch caches), then the spread
+        # steady state: every request a static-IP pod in another subnet, each
+        # with a free address of its own subnet (bench-data's layout: subnet j
+        # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
         touch = args.subnets if args.touch_subnets is None else args.touch_subnets
+        spread = None
         if touch:
-            bodies = []
             base = json.dumps(free["request"])
-            for j in range(touch):
-                req = json.loads(base.replace('"subnet-0"', f'"subnet-{j}"'))
-                bodies.append((pid_of["pod-static-ip-free"], review_body(req)))
+            free_ip = free["request"]["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]
+
+            def in_subnet(j):
+                address = str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(free_ip)) + (j << 14)))
+                req = base.replace('"subnet-0"', f'"subnet-{j}"').replace(f'"{free_ip}"', f'"{address}"')
+                return pid_of["pod-static-ip-free"], review_body(json.loads(req))
+
+            bodies = [in_subnet(j) for j in range(touch)]
             before = api_requests(standin)
             lat, wall, answers, errors = load(server, bodies, max(args.concurrency), touch)
             failures += [f"first touch: {e}" for e in errors[:3]]
+            check("pod-static-ip-free", answers)
             print(
                 f"first touch of {touch} subnets: p50 {percentile(lat, 0.5) * 1000:.1f} ms, "
                 f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat) * 1000:.0f} ms, "
                 f"{len(errors)} failed, {(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
                 f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
             )
+            if args.spread_requests:
+                before = api_requests(standin)
+                lat, wall, answers, errors = load(server, bodies, max(args.concurrency), args.spread_requests)
+                failures += [f"spread: {e}" for e in errors[:3]]
+                check("pod-static-ip-free", answers)
+                spread = (percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000,
+                          (api_requests(standin) - before) / max(1, len(lat)), len(lat) / wall)
+                print(
+                    f"spread steady state, {args.spread_requests} requests over {touch} subnets at concurrency "
+                    f"{max(args.concurrency)}: p50 {spread[0]:.2f} ms, p99 {spread[1]:.2f} ms, {spread[3]:.0f} req/s, "
+                    f"{spread[2]:.3f} API requests per decision, watches held {standin.stats.snapshot()['watches_open']}"
+                )
         rss = peak_rss_mb(server.proc.pid)
         stats = standin.stats.snapshot()
         print(f"API server saw: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "

@@ -22,14 +22,14 @@ check() { # expected verb resource [kubectl flags...]
   [ "$got" = "$expected" ] || failed=1
 }
 
-for r in subnets vpcs iptables-eips; do
+for r in vpcs iptables-eips; do
   for v in get list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
-for r in ips iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
+for r in subnets ips iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
   for v in list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
 for r in ippools ovn-eips qos-policies; do check yes get $r.kubeovn.io --as=$ps; done
-check yes get namespaces --as=$ps
+for v in list watch; do check yes $v namespaces --as=$ps; done
 check yes get configmaps/ovn-vpc-nat-config -n kube-system --as=$ps
 check yes get configmaps/ovn-vpc-nat-gw-config -n kube-system --as=$ps
 check yes get services/kubernetes -n default --as=$ps

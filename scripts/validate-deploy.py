@@ -76,9 +76,9 @@ LOOKUPS = {
     ("kubeovn.io/v1", "OvnFip"): ("ovn-fips", {"list"}),
     ("kubeovn.io/v1", "OvnSnatRule"): ("ovn-snat-rules", {"list"}),
     ("kubeovn.io/v1", "QoSPolicy"): ("qos-policies", {"get"}),
-    ("kubeovn.io/v1", "Subnet"): ("subnets", {"get", "list"}),
+    ("kubeovn.io/v1", "Subnet"): ("subnets", {"list"}),
     ("kubeovn.io/v1", "Vpc"): ("vpcs", {"get", "list"}),
-    ("v1", "Namespace"): ("namespaces", {"get"}),
+    ("v1", "Namespace"): ("namespaces", {"list"}),
     # Service default/kubernetes (I9), and Kube-OVN's NAT gateway
     # configuration in kube-system (src/nat_gateway.rs).
     ("v1", "Service"): ("services", {"get"}, "default", {"kubernetes"}),

@@ -151,6 +151,10 @@ pub const SUBNET_FIELD_MASKS: [&str; 8] = [
 /// The fields of a Subnet fetched by name: what I6 and the Vip and IP checks read.
 pub const SUBNET_GET_FIELD_MASKS: [&str; 2] = ["spec.cidrBlock", "spec.gateway"];
 
+/// A Namespace is read for its annotations only: a mask that names no field
+/// outside `metadata` (which always comes whole) drops `spec` and `status`.
+pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
+
 /// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
 pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
 
@@ -243,11 +247,22 @@ impl<H: Host> HostCluster<H> {
         label_selector: Option<String>,
         field_masks: Option<&[&str]>,
     ) -> Result<Vec<u8>, LookupError> {
+        self.list_selected(kind, label_selector, None, field_masks)
+    }
+
+    /// One `list_resources_all` call with a field selector too.
+    fn list_selected(
+        &self,
+        kind: Kind,
+        label_selector: Option<String>,
+        field_selector: Option<String>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Vec<u8>, LookupError> {
         let request = ListAllResourcesRequest {
             api_version: kind.api_version.to_string(),
             kind: kind.kind.to_string(),
             label_selector,
-            field_selector: None,
+            field_selector,
             field_masks: masks(field_masks),
         };
         let fail = |why: String| {
@@ -272,6 +287,33 @@ impl<H: Host> HostCluster<H> {
     {
         let raw = self.list_raw(kind, None, field_masks)?;
         decode_list::<T>(kind, &raw)
+    }
+
+    /// An object of a cluster-scoped kind by name, from the policy-server's
+    /// watch cache: a list narrowed to the name by a field selector, not a
+    /// GET. Once that cache is filled the answer costs no API request (a GET
+    /// is one every time, cached for 5 s), and a missing object is an empty
+    /// list rather than an error text. The policy-server keeps one cache per
+    /// name asked for, so this is for kinds whose names are few (Subnets,
+    /// Namespaces); a name that is not a valid object name cannot exist and
+    /// is not asked for.
+    fn get_cached<T>(
+        &self,
+        kind: Kind,
+        name: &str,
+        field_masks: &[&str],
+    ) -> Result<Option<T>, LookupError>
+    where
+        T: for<'a> Decode<'a>,
+    {
+        if !is_dns1123_subdomain(name) {
+            return Ok(None);
+        }
+        let selector = format!("metadata.name={name}");
+        self.list_selected(kind, None, Some(selector), Some(field_masks))
+            .and_then(|raw| decode_list::<T>(kind, &raw))
+            .map(|items| items.into_iter().next())
+            .map_err(|e| as_get_error(e, kind, name))
     }
 
     /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
@@ -354,6 +396,16 @@ fn get_error(kind: Kind, name: &str, namespace: Option<&str>, why: &str) -> Look
         "cannot get {} {} {:?}: {why}",
         kind.api_version, kind.kind, shown
     ))
+}
+
+/// A failed list narrowed to one name, reported as the lookup of that
+/// object: `cannot get <apiVersion> <Kind> "<name>": <why>`.
+fn as_get_error(e: LookupError, kind: Kind, name: &str) -> LookupError {
+    let list = format!("cannot list {} {}: ", kind.api_version, kind.kind);
+    match e.0.strip_prefix(&list) {
+        Some(why) => get_error(kind, name, None, why),
+        None => e,
+    }
 }
 
 fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
@@ -569,7 +621,9 @@ impl<H: Host> Cluster for HostCluster<H> {
     fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
         // An evaluation concerns one namespace (the request's), so one slot is enough.
         self.namespace
-            .get_or_init(|| self.get_object::<Namespace>(Kind::of::<Namespace>(), name, None, None))
+            .get_or_init(|| {
+                self.get_cached::<Namespace>(Kind::of::<Namespace>(), name, &NAMESPACE_FIELD_MASKS)
+            })
             .as_ref()
             .map(Option::as_ref)
             .map_err(Clone::clone)
@@ -626,12 +680,7 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        self.get_object::<Subnet>(
-            Kind::of::<Subnet>(),
-            name,
-            None,
-            Some(&SUBNET_GET_FIELD_MASKS),
-        )
+        self.get_cached::<Subnet>(Kind::of::<Subnet>(), name, &SUBNET_GET_FIELD_MASKS)
     }
 
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {

@@ -174,13 +174,21 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
     assert_eq!(
         ops,
         [
-            "get_resource Namespace",
+            "list_resources_all Namespace",
             "list_resources_all Subnet",
             "list_resources_all IP",
             "list_resources_all IP",
-            "get_resource Subnet"
+            "list_resources_all Subnet"
         ]
     );
+    // The Namespace and the pod's Subnet come from watch caches narrowed to
+    // their names: no API request once the caches are filled.
+    for (call, name) in [(&calls[0], "default"), (&calls[4], "ovn-default")] {
+        assert_eq!(
+            call.payload["field_selector"],
+            json!(format!("metadata.name={name}"))
+        );
+    }
 }
 
 #[test]
@@ -650,8 +658,11 @@ fn vip_and_ip_get_their_subnet_by_name() {
         .validate(&vip, &json!({}), cluster())
         .expect("answer");
     assert!(verdict.accepted, "{verdict:?}");
-    assert_eq!(operations(&calls), ["get_resource Subnet"]);
-    assert_eq!(calls[0].payload["name"], "ovn-default");
+    assert_eq!(operations(&calls), ["list_resources_all Subnet"]);
+    assert_eq!(
+        calls[0].payload["field_selector"],
+        "metadata.name=ovn-default"
+    );
     assert_eq!(
         calls[0].payload["field_masks"],
         json!(["spec.cidrBlock", "spec.gateway"])

@@ -31,7 +31,7 @@ HOST_PROFILE := --profile host
 CASES        ?= tests/conformance tests/cases
 EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
-SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz validate-deploy \

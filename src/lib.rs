@@ -2,33 +2,23 @@
 //! job. This file holds only the waPC entry points and the dispatch by kind
 //! and operation; each check lives in the module named for what it checks.
 
-pub mod cluster;
-pub mod denial;
-pub mod ip_object;
-pub mod iptables_nat;
-pub mod json;
-pub mod nat_gateway;
-pub mod net;
-pub mod ovn_nat;
-pub mod owner;
-pub mod pod_network;
-pub mod resources;
+pub mod admission;
+pub mod checks;
+pub mod k8s;
 pub mod settings;
-pub mod static_ip;
-pub mod subnet;
-pub mod subnet_address;
-pub mod vip;
-pub mod vpc;
-pub mod workloads;
+pub mod upstream;
 
-use cluster::{Cluster, HostCluster};
-use denial::Denial;
+use admission::denial::Denial;
+use checks::static_ip::owner::WorkloadKind;
+use checks::static_ip::workloads;
+use checks::{ip as ip_object, nat::gateway as nat_gateway, nat::iptables as iptables_nat};
+use checks::{nat::ovn as ovn_nat, subnet, vip, vpc};
 use json::{Decode, Raw};
-use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
-use owner::WorkloadKind;
-use resources::{
+use k8s::cluster::{self, Cluster, HostCluster};
+use k8s::objects::{
     Ip, IptablesEip, IptablesRule, OvnEip, OvnRule, Subnet, Vip, Vpc, VpcNatGateway, decode,
 };
+use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;
 use wapc_guest::{CallResult, register_function};
 
@@ -110,7 +100,7 @@ struct ValidationRequest<'a> {
     request: Option<AdmissionRequest<'a>>,
 }
 
-decode_struct!(ValidationRequest<'a> { settings: "settings", request: "request" });
+json::decode_struct!(ValidationRequest<'a> { settings: "settings", request: "request" });
 
 #[derive(Default)]
 struct AdmissionRequest<'a> {
@@ -122,7 +112,7 @@ struct AdmissionRequest<'a> {
     old_object: Option<Raw<'a>>,
 }
 
-decode_struct!(AdmissionRequest<'a> {
+json::decode_struct!(AdmissionRequest<'a> {
     kind: "kind",
     operation: "operation",
     name: "name",
@@ -137,7 +127,7 @@ struct GroupVersionKind {
     kind: String,
 }
 
-decode_struct!(GroupVersionKind {
+json::decode_struct!(GroupVersionKind {
     group: "group",
     kind: "kind"
 });

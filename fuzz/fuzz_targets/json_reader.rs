@@ -3,7 +3,7 @@
 //! same end, and decodes strings to the same characters.
 #![no_main]
 
-use kube_ovn_policy::json::{self, MAX_DEPTH, Reader};
+use kube_ovn_json::{self as json, MAX_DEPTH, Reader};
 use libfuzzer_sys::fuzz_target;
 
 /// How deeply the text's brackets nest, ignoring strings.

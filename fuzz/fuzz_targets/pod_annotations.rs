@@ -3,9 +3,9 @@
 //! annotations the policy reads.
 #![no_main]
 
-use kube_ovn_policy::cluster::{Host, HostCluster};
-use kube_ovn_policy::pod_network;
-use kube_ovn_policy::static_ip::{self, Request, Subject};
+use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
+use kube_ovn_policy::checks::static_ip::annotations;
+use kube_ovn_policy::checks::static_ip::{self, Request, Subject};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         };
         annotations.insert(key, value.to_string());
     }
-    let _ = pod_network::validate(&annotations);
+    let _ = annotations::validate(&annotations);
     let request = Request {
         annotations: &annotations,
         namespace: "default",

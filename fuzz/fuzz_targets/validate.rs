@@ -5,7 +5,7 @@
 //! lookup. Nothing may panic: every input gets an answer.
 #![no_main]
 
-use kube_ovn_policy::cluster::{Host, HostCluster};
+use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 

@@ -103,7 +103,7 @@ pub struct OwnerReference {
     pub controller: bool,
 }
 
-crate::decode_struct!(OwnerReference {
+json::decode_struct!(OwnerReference {
     api_version: "apiVersion",
     kind: "kind",
     name: "name",

@@ -3,9 +3,9 @@
 //! external subnet (`ValidateIptablesEIP`, `ValidateOvnEip`). The Subnet must
 //! exist, and each address must be valid and inside its CIDR.
 
-use crate::cluster::{Cluster, not_found};
-use crate::net::{cidr_contain_ip, contains_uppercase, parse_ip};
-use crate::resources::Subnet;
+use crate::k8s::cluster::{Cluster, not_found};
+use crate::k8s::objects::Subnet;
+use crate::upstream::net::{cidr_contain_ip, contains_uppercase, parse_ip};
 
 /// An object's claim on addresses of a Subnet, and the words its messages use.
 pub struct Claim<'a> {

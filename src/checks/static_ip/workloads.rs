@@ -2,14 +2,14 @@
 //! owns them, when an UPDATE needs checking (I10), and how many replicas
 //! their pools must serve (I13).
 
-use crate::cluster::Cluster;
-use crate::denial::Denial;
-use crate::json::{self, Decode, Raw, Reader};
-use crate::owner::{
+use crate::admission::denial::Denial;
+use crate::checks::static_ip::owner::{
     OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
-use crate::resources::decode;
-use crate::static_ip::{self, Request, Subject};
+use crate::checks::static_ip::{self, Request, Subject};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::decode;
+use json::{self, Decode, Raw, Reader};
 use std::collections::BTreeMap;
 
 /// The metadata of a Pod, a workload or a pod template.
@@ -21,7 +21,7 @@ struct Metadata {
     owner_references: Vec<OwnerReference>,
 }
 
-crate::decode_struct!(Metadata {
+json::decode_struct!(Metadata {
     name: "name",
     namespace: "namespace",
     annotations: "annotations",
@@ -33,7 +33,7 @@ struct Pod {
     metadata: Metadata,
 }
 
-crate::decode_struct!(Pod {
+json::decode_struct!(Pod {
     metadata: "metadata"
 });
 
@@ -46,7 +46,7 @@ struct WorkloadSpec {
     replicas: Replicas,
 }
 
-crate::decode_struct!(WorkloadSpec {
+json::decode_struct!(WorkloadSpec {
     template: "template",
     job_template: "jobTemplate",
     replicas: "replicas"
@@ -78,14 +78,14 @@ struct JobTemplate {
     spec: JobSpec,
 }
 
-crate::decode_struct!(JobTemplate { spec: "spec" });
+json::decode_struct!(JobTemplate { spec: "spec" });
 
 #[derive(Debug, Default)]
 struct JobSpec {
     template: Pod,
 }
 
-crate::decode_struct!(JobSpec {
+json::decode_struct!(JobSpec {
     template: "template"
 });
 
@@ -95,7 +95,7 @@ struct WorkloadObject {
     spec: WorkloadSpec,
 }
 
-crate::decode_struct!(WorkloadObject {
+json::decode_struct!(WorkloadObject {
     metadata: "metadata",
     spec: "spec"
 });

@@ -6,7 +6,7 @@
 //! `ip_family` and bandwidth blocks; we walk it in key order, so a request
 //! with several such errors always gets the same message.
 
-use crate::net::{
+use crate::upstream::net::{
     Protocol, atoi, check_cidrs, check_protocol, cidr_contain_ip, is_valid_mac, parse_cidr,
     parse_ip,
 };

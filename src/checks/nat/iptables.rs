@@ -3,14 +3,14 @@
 //! IptablesSnatRule and IptablesFIPRule (CREATE, UPDATE). Each first checks
 //! the NAT configuration. Every failure is `Errored(400)`, as upstream.
 
-use crate::cluster::{Cluster, Kind, not_found};
-use crate::denial::Denial;
-use crate::nat_gateway::{NAT_GW_NAME_LABEL, NatConfig};
-use crate::net::{atoi, check_cidrs, go_quote, parse_ip};
-use crate::resources::{
+use crate::admission::denial::Denial;
+use crate::checks::nat::gateway::{NAT_GW_NAME_LABEL, NatConfig};
+use crate::checks::subnet_address::{self, EipStyle};
+use crate::k8s::cluster::{Cluster, Kind, not_found};
+use crate::k8s::objects::{
     IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
 };
-use crate::subnet_address::{self, EipStyle};
+use crate::upstream::net::{atoi, check_cidrs, go_quote, parse_ip};
 
 /// The label kube-ovn-controller puts on a NAT rule naming its EIP's address.
 pub const EIP_V4_IP_LABEL: &str = "ovn.kubernetes.io/eip_v4_ip";
@@ -290,26 +290,27 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::FakeCluster;
-    use crate::nat_gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
+    use crate::checks::nat::gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
+    use crate::k8s::cluster::FakeCluster;
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        crate::json::from_value(
+        crate::k8s::cluster::from_value(
             json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": status}),
         )
         .expect("eip")
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        crate::json::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("rule")
+        crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": spec}))
+            .expect("rule")
     }
 
     fn cluster() -> FakeCluster {
         let cm = |name: &str, data: Value| {
             (
                 CONFIG_NAMESPACE.to_string(),
-                crate::json::from_value(json!({"metadata": {"name": name}, "data": data}))
+                crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "data": data}))
                     .expect("cm"),
             )
         };
@@ -318,7 +319,7 @@ mod tests {
                 cm(NAT_CONFIG, json!({"image": "nat:v1"})),
                 cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
-            subnets: vec![crate::json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::k8s::cluster::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             eips: vec![eip(json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}), json!({"ready": true, "ip": "10.5.204.10"}))],
             ..FakeCluster::default()
         }

@@ -1,12 +1,12 @@
 //! The Kubernetes and Kube-OVN objects the policy reads, as lean structs
-//! holding only the fields a check looks at, decoded by [`crate::json`].
+//! holding only the fields a check looks at, decoded by [`json`].
 //! Unknown fields are skipped while decoding, and `null` reads as absent, so
 //! a list of thousands of IP CRs decodes quickly and a field the CRD leaves
 //! out never fails it.
 
-use crate::cluster::Kind;
-use crate::denial::Denial;
-use crate::json::{self, Decode, Raw, Reader};
+use crate::admission::denial::Denial;
+use crate::k8s::cluster::Kind;
+use json::{self, Decode, Raw, Reader};
 use std::collections::BTreeMap;
 
 /// Decodes an admission `object` / `oldObject`; `null` or absent is
@@ -29,7 +29,7 @@ pub struct Meta {
     pub annotations: BTreeMap<String, String>,
 }
 
-crate::decode_struct!(Meta {
+json::decode_struct!(Meta {
     name: "name",
     annotations: "annotations"
 });
@@ -85,7 +85,7 @@ pub struct Ip {
     pub spec: IpSpec,
 }
 
-crate::decode_struct!(Ip {
+json::decode_struct!(Ip {
     metadata: "metadata",
     spec: "spec"
 });
@@ -111,7 +111,7 @@ pub struct IpSpec {
     pub pod_type: String,
 }
 
-crate::decode_struct!(IpSpec {
+json::decode_struct!(IpSpec {
     pod_name: "podName",
     namespace: "namespace",
     subnet: "subnet",
@@ -135,7 +135,7 @@ pub struct IpRef<'a> {
     pub spec: IpSpecRef<'a>,
 }
 
-crate::decode_struct!(IpRef<'a> { metadata: "metadata", spec: "spec" });
+json::decode_struct!(IpRef<'a> { metadata: "metadata", spec: "spec" });
 
 /// The `metadata.name` of a borrowed object.
 #[derive(Debug, Default)]
@@ -144,7 +144,7 @@ pub struct MetaRef<'a> {
     pub name: Str<'a>,
 }
 
-crate::decode_struct!(MetaRef<'a> { name: "name" });
+json::decode_struct!(MetaRef<'a> { name: "name" });
 
 /// The [`IpSpec`] fields, borrowed.
 #[derive(Debug, Default)]
@@ -163,7 +163,7 @@ pub struct IpSpecRef<'a> {
     pub v6_ip_address: Str<'a>,
 }
 
-crate::decode_struct!(IpSpecRef<'a> { pod_name: "podName", namespace: "namespace", subnet: "subnet", ip_address: "ipAddress", v4_ip_address: "v4IpAddress", v6_ip_address: "v6IpAddress" });
+json::decode_struct!(IpSpecRef<'a> { pod_name: "podName", namespace: "namespace", subnet: "subnet", ip_address: "ipAddress", v4_ip_address: "v4IpAddress", v6_ip_address: "v6IpAddress" });
 
 impl IpRef<'_> {
     /// The owned [`Ip`] with the same fields.
@@ -221,7 +221,7 @@ pub struct Subnet {
     pub status: SubnetStatus,
 }
 
-crate::decode_struct!(Subnet {
+json::decode_struct!(Subnet {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -272,7 +272,7 @@ pub struct SubnetSpec {
     pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule>,
 }
 
-crate::decode_struct!(SubnetSpec {
+json::decode_struct!(SubnetSpec {
     cidr_block: "cidrBlock",
     gateway: "gateway",
     namespaces: "namespaces",
@@ -302,7 +302,7 @@ pub struct U2oFeatures {
     pub overlay_only_routing: bool,
 }
 
-crate::decode_struct!(U2oFeatures {
+json::decode_struct!(U2oFeatures {
     overlay_only_routing: "overlayOnlyRouting"
 });
 
@@ -313,7 +313,7 @@ pub struct NatOutgoingPolicyRule {
     pub matches: NatOutgoingPolicyMatch,
 }
 
-crate::decode_struct!(NatOutgoingPolicyRule { matches: "match" });
+json::decode_struct!(NatOutgoingPolicyRule { matches: "match" });
 
 /// `match` of a NAT outgoing policy rule.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -324,7 +324,7 @@ pub struct NatOutgoingPolicyMatch {
     pub dst_ips: String,
 }
 
-crate::decode_struct!(NatOutgoingPolicyMatch {
+json::decode_struct!(NatOutgoingPolicyMatch {
     src_ips: "srcIPs",
     dst_ips: "dstIPs"
 });
@@ -338,7 +338,7 @@ pub struct SubnetStatus {
     pub v6_using_ips: BigInt,
 }
 
-crate::decode_struct!(SubnetStatus {
+json::decode_struct!(SubnetStatus {
     v4_using_ips: "v4usingIPs",
     v6_using_ips: "v6usingIPs"
 });
@@ -434,7 +434,7 @@ pub struct IpPool {
     pub metadata: Meta,
 }
 
-crate::decode_struct!(IpPool {
+json::decode_struct!(IpPool {
     metadata: "metadata"
 });
 
@@ -447,7 +447,7 @@ pub struct Namespace {
     pub metadata: Meta,
 }
 
-crate::decode_struct!(Namespace {
+json::decode_struct!(Namespace {
     metadata: "metadata"
 });
 
@@ -464,7 +464,7 @@ pub struct Vpc {
     pub status: VpcStatus,
 }
 
-crate::decode_struct!(Vpc {
+json::decode_struct!(Vpc {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -485,7 +485,7 @@ pub struct VpcSpec {
     pub enable_bfd: bool,
 }
 
-crate::decode_struct!(VpcSpec {
+json::decode_struct!(VpcSpec {
     namespaces: "namespaces",
     static_routes: "staticRoutes",
     policy_routes: "policyRoutes",
@@ -504,7 +504,7 @@ pub struct StaticRoute {
     pub next_hop_ip: String,
 }
 
-crate::decode_struct!(StaticRoute {
+json::decode_struct!(StaticRoute {
     policy: "policy",
     cidr: "cidr",
     next_hop_ip: "nextHopIP"
@@ -519,7 +519,7 @@ pub struct PolicyRoute {
     pub next_hop_ip: String,
 }
 
-crate::decode_struct!(PolicyRoute {
+json::decode_struct!(PolicyRoute {
     action: "action",
     next_hop_ip: "nextHopIP"
 });
@@ -531,7 +531,7 @@ pub struct VpcPeering {
     pub local_connect_ip: String,
 }
 
-crate::decode_struct!(VpcPeering {
+json::decode_struct!(VpcPeering {
     local_connect_ip: "localConnectIP"
 });
 
@@ -546,7 +546,7 @@ pub struct VpcStatus {
     pub subnets: Vec<String>,
 }
 
-crate::decode_struct!(VpcStatus {
+json::decode_struct!(VpcStatus {
     standby: "standby",
     default: "default",
     subnets: "subnets"
@@ -565,7 +565,7 @@ pub struct Vip {
     pub status: VipStatus,
 }
 
-crate::decode_struct!(Vip {
+json::decode_struct!(Vip {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -593,7 +593,7 @@ pub struct VipSpec {
     pub attach_subnets: Option<Vec<String>>,
 }
 
-crate::decode_struct!(VipSpec {
+json::decode_struct!(VipSpec {
     namespace: "namespace",
     subnet: "subnet",
     vip_type: "type",
@@ -611,7 +611,7 @@ pub struct VipStatus {
     pub mac: String,
 }
 
-crate::decode_struct!(VipStatus { mac: "mac" });
+json::decode_struct!(VipStatus { mac: "mac" });
 
 cluster_resource!(Vip, "kubeovn.io", "v1", "Vip", "vips");
 
@@ -624,7 +624,7 @@ pub struct Service {
     pub spec: ServiceSpec,
 }
 
-crate::decode_struct!(Service {
+json::decode_struct!(Service {
     metadata: "metadata",
     spec: "spec"
 });
@@ -638,7 +638,7 @@ pub struct ServiceSpec {
     pub cluster_ips: Vec<String>,
 }
 
-crate::decode_struct!(ServiceSpec {
+json::decode_struct!(ServiceSpec {
     cluster_ip: "clusterIP",
     cluster_ips: "clusterIPs"
 });
@@ -672,7 +672,7 @@ pub struct VpcReferrer {
     pub status: VpcField,
 }
 
-crate::decode_struct!(VpcReferrer {
+json::decode_struct!(VpcReferrer {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -685,7 +685,7 @@ pub struct VpcField {
     pub vpc: String,
 }
 
-crate::decode_struct!(VpcField { vpc: "vpc" });
+json::decode_struct!(VpcField { vpc: "vpc" });
 
 impl VpcReferrer {
     /// The VPC the rule is in: `status.vpc`, else `spec.vpc`.
@@ -707,7 +707,7 @@ pub struct ConfigMap {
     pub data: BTreeMap<String, String>,
 }
 
-crate::decode_struct!(ConfigMap {
+json::decode_struct!(ConfigMap {
     metadata: "metadata",
     data: "data"
 });
@@ -723,7 +723,7 @@ pub struct VpcNatGateway {
     pub spec: VpcNatGatewaySpec,
 }
 
-crate::decode_struct!(VpcNatGateway {
+json::decode_struct!(VpcNatGateway {
     metadata: "metadata",
     spec: "spec"
 });
@@ -749,7 +749,7 @@ pub struct VpcNatGatewaySpec {
     pub bfd: Enabled,
 }
 
-crate::decode_struct!(VpcNatGatewaySpec {
+json::decode_struct!(VpcNatGatewaySpec {
     namespace: "namespace",
     vpc: "vpc",
     subnet: "subnet",
@@ -769,7 +769,7 @@ pub struct Toleration {
     pub effect: String,
 }
 
-crate::decode_struct!(Toleration {
+json::decode_struct!(Toleration {
     operator: "operator",
     effect: "effect"
 });
@@ -781,7 +781,7 @@ pub struct Enabled {
     pub enabled: bool,
 }
 
-crate::decode_struct!(Enabled { enabled: "enabled" });
+json::decode_struct!(Enabled { enabled: "enabled" });
 
 cluster_resource!(
     VpcNatGateway,
@@ -802,7 +802,7 @@ pub struct IptablesEip {
     pub status: NatStatus,
 }
 
-crate::decode_struct!(IptablesEip {
+json::decode_struct!(IptablesEip {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -827,7 +827,7 @@ pub struct IptablesEipSpec {
     pub namespace: String,
 }
 
-crate::decode_struct!(IptablesEipSpec {
+json::decode_struct!(IptablesEipSpec {
     v4ip: "v4ip",
     v6ip: "v6ip",
     mac_address: "macAddress",
@@ -850,7 +850,7 @@ pub struct NatStatus {
     pub redo: String,
 }
 
-crate::decode_struct!(NatStatus {
+json::decode_struct!(NatStatus {
     ready: "ready",
     ip: "ip",
     nat: "nat",
@@ -876,7 +876,7 @@ pub struct IptablesRule {
     pub spec: IptablesRuleSpec,
 }
 
-crate::decode_struct!(IptablesRule {
+json::decode_struct!(IptablesRule {
     metadata: "metadata",
     spec: "spec"
 });
@@ -901,7 +901,7 @@ pub struct IptablesRuleSpec {
     pub internal_cidr: String,
 }
 
-crate::decode_struct!(IptablesRuleSpec {
+json::decode_struct!(IptablesRuleSpec {
     eip: "eip",
     external_port: "externalPort",
     protocol: "protocol",
@@ -939,7 +939,7 @@ pub struct QosPolicy {
     pub metadata: Meta,
 }
 
-crate::decode_struct!(QosPolicy {
+json::decode_struct!(QosPolicy {
     metadata: "metadata"
 });
 
@@ -952,7 +952,7 @@ pub struct Named {
     pub metadata: Meta,
 }
 
-crate::decode_struct!(Named {
+json::decode_struct!(Named {
     metadata: "metadata"
 });
 
@@ -967,7 +967,7 @@ pub struct OvnEip {
     pub status: Ready,
 }
 
-crate::decode_struct!(OvnEip {
+json::decode_struct!(OvnEip {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -988,7 +988,7 @@ pub struct OvnEipSpec {
     pub eip_type: String,
 }
 
-crate::decode_struct!(OvnEipSpec {
+json::decode_struct!(OvnEipSpec {
     external_subnet: "externalSubnet",
     v4_ip: "v4Ip",
     v6_ip: "v6Ip",
@@ -1003,7 +1003,7 @@ pub struct Ready {
     pub ready: bool,
 }
 
-crate::decode_struct!(Ready { ready: "ready" });
+json::decode_struct!(Ready { ready: "ready" });
 
 cluster_resource!(OvnEip, "kubeovn.io", "v1", "OvnEip", "ovn-eips");
 
@@ -1019,7 +1019,7 @@ pub struct OvnRule {
     pub status: Ready,
 }
 
-crate::decode_struct!(OvnRule {
+json::decode_struct!(OvnRule {
     metadata: "metadata",
     spec: "spec",
     status: "status"
@@ -1056,7 +1056,7 @@ pub struct OvnRuleSpec {
     pub rule_type: String,
 }
 
-crate::decode_struct!(OvnRuleSpec {
+json::decode_struct!(OvnRuleSpec {
     ovn_eip: "ovnEip",
     ip_type: "ipType",
     ip_name: "ipName",

@@ -1,10 +1,10 @@
 //! IP admission: kube-ovn-webhook's `IPCreateHook` and `IPUpdateHook` for the
 //! `kubeovn.io/v1` IP objects themselves. Every failure is `Errored(400)`.
 
-use crate::cluster::Cluster;
-use crate::denial::Denial;
-use crate::resources::Ip;
-use crate::subnet_address::{self, Claim};
+use crate::admission::denial::Denial;
+use crate::checks::subnet_address::{self, Claim};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::Ip;
 
 /// An IP CREATE: its subnet exists, its addresses lie in it, and its pod
 /// type is one Kube-OVN knows.
@@ -59,18 +59,20 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::FakeCluster;
+    use crate::k8s::cluster::FakeCluster;
     use serde_json::{Value, json};
 
     fn ip(spec: Value) -> Ip {
-        crate::json::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
-            .expect("ip")
+        crate::k8s::cluster::from_value(
+            json!({"metadata": {"name": "web-0.default"}, "spec": spec}),
+        )
+        .expect("ip")
     }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                crate::json::from_value(
+                crate::k8s::cluster::from_value(
                     json!({"metadata": {"name": "v6"}, "spec": {"cidrBlock": "fd00:16::/112"}}),
                 )
                 .expect("subnet"),

@@ -39,7 +39,7 @@ impl RawAddr {
 /// treats it everywhere.
 ///
 /// ```
-/// use kube_ovn_policy::net::parse_ip;
+/// use kube_ovn_policy::upstream::net::parse_ip;
 /// assert!(parse_ip("10.16.0.15").is_some());
 /// assert!(parse_ip("10.244.000.0").is_none());
 /// assert_eq!(parse_ip("::ffff:10.0.0.1"), parse_ip("10.0.0.1"));
@@ -81,7 +81,7 @@ impl GoCidr {
 /// through here, so `10.0.0.0/000000016` is the same block everywhere.
 ///
 /// ```
-/// use kube_ovn_policy::net::parse_cidr;
+/// use kube_ovn_policy::upstream::net::parse_cidr;
 /// let c = parse_cidr("10.1.1.32/24").unwrap();
 /// assert_eq!(c.net.to_string(), "10.1.1.0/24");
 /// assert_eq!(parse_cidr("10.0.0.0/000000016").unwrap().prefix, 16);
@@ -142,7 +142,7 @@ fn go_dtoi(s: &str) -> Option<u32> {
 /// compressed, the first one on a tie).
 ///
 /// ```
-/// use kube_ovn_policy::net::{format_ip, parse_ip};
+/// use kube_ovn_policy::upstream::net::{format_ip, parse_ip};
 /// assert_eq!(format_ip(&parse_ip("fd00:10:16:0:0::20").unwrap()), "fd00:10:16::20");
 /// assert_eq!(format_ip(&parse_ip("2001:DB8:0:1:0:0:0:1").unwrap()), "2001:db8:0:1::1");
 /// ```
@@ -436,7 +436,7 @@ pub fn cidr_contain_ip(cidrs: &str, ips: &str) -> bool {
 /// same-family pair that does not parse makes the whole answer `false`.
 ///
 /// ```
-/// use kube_ovn_policy::net::cidr_overlap;
+/// use kube_ovn_policy::upstream::net::cidr_overlap;
 /// assert!(cidr_overlap("10.16.0.0/16", "10.16.10.0/24"));
 /// assert!(cidr_overlap("10.1.0.0/24,fd00::/112", "fd00::/120"));
 /// assert!(!cidr_overlap("10.16.0.0/24", "10.16.1.0/24"));
@@ -510,7 +510,7 @@ pub fn ip_to_string(value: &str) -> String {
 /// letters such as `Ⓐ` U+24B6) of a newer Unicode version.
 ///
 /// ```
-/// use kube_ovn_policy::net::contains_uppercase;
+/// use kube_ovn_policy::upstream::net::contains_uppercase;
 /// assert!(contains_uppercase("fd00::A"));
 /// assert!(contains_uppercase("Ä"));
 /// assert!(!contains_uppercase("fd00::a"));
@@ -525,7 +525,7 @@ pub fn contains_uppercase(s: &str) -> bool {
 /// with the Lu table, so the table alone decides.
 ///
 /// ```
-/// use kube_ovn_policy::net::is_upper;
+/// use kube_ovn_policy::upstream::net::is_upper;
 /// assert!(is_upper('A') && is_upper('Σ') && is_upper('Ж'));
 /// assert!(!is_upper('a') && !is_upper('Ⅰ') && !is_upper('Ⓐ') && !is_upper('ǅ'));
 /// ```
@@ -544,7 +544,7 @@ pub fn is_upper(c: char) -> bool {
 /// does by scripts/go-unicode-tables.py).
 ///
 /// ```
-/// use kube_ovn_policy::net::is_print;
+/// use kube_ovn_policy::upstream::net::is_print;
 /// assert!(is_print(' ') && is_print('é') && is_print('中') && is_print('😀'));
 /// assert!(!is_print('\u{a0}') && !is_print('\u{ad}') && !is_print('\u{200b}'));
 /// assert!(!is_print('\u{e000}') && !is_print('\u{378}'));
@@ -637,7 +637,7 @@ pub fn atoi(s: &str) -> Option<i64> {
 /// reader rejects text that is not.
 ///
 /// ```
-/// use kube_ovn_policy::net::go_quote;
+/// use kube_ovn_policy::upstream::net::go_quote;
 /// assert_eq!(go_quote("pool-a"), r#""pool-a""#);
 /// assert_eq!(go_quote("a\u{200b}b\u{1}"), r#""a\u200bb\x01""#);
 /// ```

@@ -1,10 +1,10 @@
 //! Vip admission: kube-ovn-webhook's `VipCreateHook` and `VipUpdateHook`.
 //! Every failure is `Errored(400)`, as upstream.
 
-use crate::cluster::Cluster;
-use crate::denial::Denial;
-use crate::resources::Vip;
-use crate::subnet_address::{self, Claim};
+use crate::admission::denial::Denial;
+use crate::checks::subnet_address::{self, Claim};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::Vip;
 
 /// A Vip CREATE: its subnet exists and its addresses lie in it.
 pub fn validate_create(vip: &Vip, cluster: &dyn Cluster) -> Result<(), Denial> {
@@ -42,11 +42,11 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::FakeCluster;
+    use crate::k8s::cluster::FakeCluster;
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        crate::json::from_value(
+        crate::k8s::cluster::from_value(
             json!({"metadata": {"name": "vip-a"}, "spec": spec, "status": {"mac": mac}}),
         )
         .expect("vip")
@@ -55,7 +55,7 @@ mod tests {
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                crate::json::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
+                crate::k8s::cluster::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
                     .expect("subnet"),
             ],
             ..FakeCluster::default()

@@ -8,14 +8,14 @@
 //! `Denied` (403), an overlap is `Errored(409)`, the Vpc rules of a CREATE and
 //! every lookup failure are `Errored(400)`.
 
-use crate::cluster::Cluster;
-use crate::denial::Denial;
-use crate::net::{
+use crate::admission::denial::Denial;
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::Subnet;
+use crate::settings::Settings;
+use crate::upstream::net::{
     Protocol, check_protocol, cidr_contain_ip, cidr_overlap, contains_uppercase, family, format_ip,
     go_quote, ip_number, ip_to_string, parse_cidr, parse_ip, split_string_ip,
 };
-use crate::resources::Subnet;
-use crate::settings::Settings;
 use std::cell::OnceCell;
 
 /// Linux drops IPv6 on links below this MTU (RFC 8200).

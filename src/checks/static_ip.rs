@@ -7,12 +7,16 @@
 //! will take (403, I3 and I13), attachment networks (I7, 403), then static IPs
 //! against their subnet (I6, 400).
 
-use crate::cluster::Cluster;
-use crate::denial::Denial;
-use crate::net::{family, format_ip, go_quote, parse_cidr, parse_ip};
-use crate::owner::{StatefulSetPod, Workload};
-use crate::pod_network::{self, IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
-use crate::resources::{Ip, Subnet};
+pub mod annotations;
+pub mod owner;
+pub mod workloads;
+
+use crate::admission::denial::Denial;
+use crate::checks::static_ip::owner::{StatefulSetPod, Workload};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::{Ip, Subnet};
+use crate::upstream::net::{family, format_ip, go_quote, parse_cidr, parse_ip};
+use annotations::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
@@ -117,7 +121,7 @@ pub fn validate(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Deni
     if matches!(request.subject, Subject::Pod { .. }) && annotations.contains_key(MIGRATION_JOB) {
         return Ok(());
     }
-    pod_network::validate(annotations).map_err(Denial::bad_request)?;
+    annotations::validate(annotations).map_err(Denial::bad_request)?;
 
     let check = Checker {
         request,

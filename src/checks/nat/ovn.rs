@@ -3,12 +3,12 @@
 //! Upstream has them in code but its manifests never route them; every
 //! failure is `Errored(400)`.
 
-use crate::cluster::{Cluster, OvnNatKind, not_found};
-use crate::denial::Denial;
-use crate::iptables_nat::EIP_V4_IP_LABEL;
-use crate::net::go_quote;
-use crate::resources::{OvnEip, OvnRule};
-use crate::subnet_address::{self, EipStyle};
+use crate::admission::denial::Denial;
+use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
+use crate::checks::subnet_address::{self, EipStyle};
+use crate::k8s::cluster::{Cluster, OvnNatKind, not_found};
+use crate::k8s::objects::{OvnEip, OvnRule};
+use crate::upstream::net::go_quote;
 
 /// The label kube-ovn-controller puts on an OVN NAT rule naming its EIP's
 /// IPv6 address (`:` written as `-`).
@@ -107,7 +107,7 @@ fn go_atoi(text: &str) -> Result<i64, String> {
             go_quote(text)
         ));
     }
-    crate::net::atoi(text).ok_or_else(|| {
+    crate::upstream::net::atoi(text).ok_or_else(|| {
         format!(
             "strconv.Atoi: parsing {}: value out of range",
             go_quote(text)
@@ -224,19 +224,19 @@ pub fn validate_rule_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::FakeCluster;
+    use crate::k8s::cluster::FakeCluster;
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::json::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::k8s::cluster::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
         }
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        crate::json::from_value(
+        crate::k8s::cluster::from_value(
             json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
         )
         .expect("rule")
@@ -245,7 +245,7 @@ mod tests {
     #[test]
     fn eip_checks() {
         let eip = |spec: Value, ready: bool| -> OvnEip {
-            crate::json::from_value(
+            crate::k8s::cluster::from_value(
                 json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
             )
             .expect("eip")

@@ -4,10 +4,10 @@
 //! Codes as upstream: a CREATE or UPDATE that fails is `Errored(400)`; a
 //! DELETE refused because the VPC is in use is `Denied` (403).
 
-use crate::cluster::{Cluster, OvnNatKind};
-use crate::denial::Denial;
-use crate::net::{check_cidrs, go_quote, parse_cidr, parse_ip};
-use crate::resources::{Vpc, VpcSpec};
+use crate::admission::denial::Denial;
+use crate::k8s::cluster::{Cluster, OvnNatKind};
+use crate::k8s::objects::{Vpc, VpcSpec};
+use crate::upstream::net::{check_cidrs, go_quote, parse_cidr, parse_ip};
 
 /// A Vpc CREATE: no Subnet may have its name, and the spec must be valid.
 /// A Subnet is never a Vpc, so an audit replay cannot clash with itself.
@@ -99,7 +99,7 @@ pub fn validate_spec(spec: &VpcSpec) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resources::{PolicyRoute, StaticRoute, VpcPeering};
+    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering};
 
     fn route(policy: &str, cidr: &str, next_hop: &str) -> StaticRoute {
         StaticRoute {
@@ -199,19 +199,19 @@ mod tests {
 #[cfg(test)]
 mod delete_tests {
     use super::*;
-    use crate::cluster::FakeCluster;
-    use crate::resources::VpcReferrer;
+    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::objects::VpcReferrer;
     use serde_json::json;
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
-        crate::json::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
+        crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
             .expect("referrer")
     }
 
     #[test]
     fn delete_is_refused_while_in_use() {
         let vpc = |subnets: serde_json::Value| -> Vpc {
-            crate::json::from_value(
+            crate::k8s::cluster::from_value(
                 json!({"metadata": {"name": "vpc-a"}, "status": {"subnets": subnets}}),
             )
             .expect("vpc")

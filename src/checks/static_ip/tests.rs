@@ -1,7 +1,7 @@
 use super::*;
-use crate::cluster::FakeCluster;
-use crate::owner::{WorkloadKind, statefulset_pod};
-use crate::resources::{IpSpec, Meta, Namespace, SubnetSpec};
+use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
+use crate::k8s::cluster::FakeCluster;
+use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
 
 fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
     Ip {

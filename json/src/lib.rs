@@ -649,12 +649,12 @@ impl<'a> Decode<'a> for BTreeMap<String, String> {
 #[macro_export]
 macro_rules! decode_struct {
     ($ty:ident $(<$lt:lifetime>)? { $($field:ident: $key:literal),* $(,)? }) => {
-        impl<'a> $crate::json::Decode<'a> for $ty $(<$lt>)? {
-            fn decode(reader: &mut $crate::json::Reader<'a>) -> Result<Self, $crate::json::Error> {
+        impl<'a> $crate::Decode<'a> for $ty $(<$lt>)? {
+            fn decode(reader: &mut $crate::Reader<'a>) -> Result<Self, $crate::Error> {
                 let mut value = Self::default();
                 reader.object(&mut |r, key| {
                     match key {
-                        $($key => value.$field = $crate::json::Decode::decode(r)?,)*
+                        $($key => value.$field = $crate::Decode::decode(r)?,)*
                         _ => r.skip()?,
                     }
                     Ok(())

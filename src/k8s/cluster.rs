@@ -13,13 +13,13 @@
 //! subnet asked about are kept, and so that the same code runs natively
 //! (benchmarks, fuzzing) over any [`Host`].
 
-use crate::denial::Denial;
-use crate::json::{self, Decode};
-use crate::net::go_quote;
-use crate::resources::{
+use crate::admission::denial::Denial;
+use crate::k8s::objects::{
     ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace,
     Service, Subnet, Vpc, VpcReferrer,
 };
+use crate::upstream::net::go_quote;
+use json::{self, Decode};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
@@ -104,7 +104,7 @@ impl OvnNatKind {
 
     /// `kubeovn.io/v1` OvnEip, the address these rules use.
     pub fn eip_kind() -> Kind {
-        Kind::of::<crate::resources::OvnEip>()
+        Kind::of::<crate::k8s::objects::OvnEip>()
     }
 
     /// The kind as lookups name it.
@@ -369,7 +369,7 @@ struct TypeHead<'a> {
     kind: Option<Cow<'a, str>>,
 }
 
-crate::decode_struct!(TypeHead<'a> { api_version: "apiVersion", kind: "kind" });
+json::decode_struct!(TypeHead<'a> { api_version: "apiVersion", kind: "kind" });
 
 impl TypeHead<'_> {
     /// `required`: whether an absent field is an error (a list's envelope is
@@ -653,6 +653,12 @@ impl<H: Host> Cluster for HostCluster<H> {
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
         self.list_all::<VpcReferrer>(kind.as_kind(), Some(&VPC_REFERRER_FIELD_MASKS))
     }
+}
+
+/// Decodes a `serde_json::Value` (tests build objects with `json!`).
+#[cfg(test)]
+pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, json::Error> {
+    json::from_str(&value.to_string())
 }
 
 /// Label pairs of a fake object.

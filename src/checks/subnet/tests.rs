@@ -1,10 +1,11 @@
 use super::*;
-use crate::cluster::FakeCluster;
-use crate::resources::{BigInt, Service, Vpc};
+use crate::k8s::cluster::FakeCluster;
+use crate::k8s::objects::{BigInt, Service, Vpc};
 use serde_json::{Value, json};
 
 fn subnet(name: &str, spec: Value) -> Subnet {
-    crate::json::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("subnet")
+    crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": spec}))
+        .expect("subnet")
 }
 
 fn settings(service_ip: Option<&str>) -> Settings {
@@ -269,7 +270,7 @@ fn spec_checks_in_upstream_order() {
 
 #[test]
 fn apiserver_address_is_looked_up_only_when_reached() {
-    let svc: Service = crate::json::from_value(json!({
+    let svc: Service = crate::k8s::cluster::from_value(json!({
         "metadata": {"name": "kubernetes"},
         "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:10:96::1"]}
     }))
@@ -500,7 +501,7 @@ fn egress_gateways_need_their_own_routing_table() {
 #[test]
 fn create_checks_vpc_names_and_custom_vpc_namespaces() {
     let vpc = |name: &str, namespaces: Value, standby: bool, default: bool| -> Vpc {
-        crate::json::from_value(json!({
+        crate::k8s::cluster::from_value(json!({
             "metadata": {"name": name},
             "spec": {"namespaces": namespaces},
             "status": {"standby": standby, "default": default}
@@ -552,8 +553,10 @@ fn update_rules_come_first() {
     let settings = settings(Some("10.96.0.1"));
     let context = Context::new(&settings, &cluster);
     let with = |spec: Value, status: Value| -> Subnet {
-        crate::json::from_value(json!({"metadata": {"name": "s"}, "spec": spec, "status": status}))
-            .expect("subnet")
+        crate::k8s::cluster::from_value(
+            json!({"metadata": {"name": "s"}, "spec": spec, "status": status}),
+        )
+        .expect("subnet")
     };
     let old = with(
         json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.1"}),
@@ -642,7 +645,7 @@ fn update_rules_come_first() {
 #[test]
 fn delete_is_refused_while_addresses_are_in_use() {
     let with = |status: Value| -> Subnet {
-        crate::json::from_value(json!({"metadata": {"name": "s"}, "status": status}))
+        crate::k8s::cluster::from_value(json!({"metadata": {"name": "s"}, "status": status}))
             .expect("subnet")
     };
     let in_use = Err(Denial::forbidden(
@@ -660,7 +663,8 @@ fn delete_is_refused_while_addresses_are_in_use() {
     assert_eq!(validate_delete(&with(json!({"v4usingIPs": 7}))), in_use);
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "2"}))), in_use);
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "-1"}))), in_use);
-    let undecodable = crate::json::from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
+    let undecodable =
+        crate::k8s::cluster::from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
     assert!(undecodable.is_err());
 }
 

@@ -1,0 +1,3 @@
+//! The admission exchange with the policy-server.
+
+pub mod denial;

@@ -65,7 +65,10 @@ run-example: policy.wasm
 fmt:
 	$(CARGO) fmt --all -- --check
 
+# The layer rule of docs/architecture.md: no module uses one of a higher
+# layer, and no two modules use each other.
 lint:
+	python3 scripts/check-layers.py
 	$(CARGO) clippy $(CARGO_FLAGS) $(HOST_PROFILE) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 

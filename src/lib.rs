@@ -8,6 +8,7 @@ pub mod k8s;
 pub mod settings;
 pub mod upstream;
 
+use admission::decode;
 use admission::denial::Denial;
 use checks::static_ip::owner::WorkloadKind;
 use checks::static_ip::workloads;
@@ -16,7 +17,7 @@ use checks::{nat::ovn as ovn_nat, subnet, vip, vpc};
 use json::{Decode, Raw};
 use k8s::cluster::{self, Cluster, HostCluster};
 use k8s::objects::{
-    Ip, IptablesEip, IptablesRule, OvnEip, OvnRule, Subnet, Vip, Vpc, VpcNatGateway, decode,
+    Ip, IptablesEip, IptablesRule, OvnEip, OvnRule, Subnet, Vip, Vpc, VpcNatGateway,
 };
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;

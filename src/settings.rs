@@ -1,6 +1,6 @@
 //! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
 
-use crate::k8s::cluster::is_dns1123_subdomain;
+use crate::k8s::names::is_dns1123_subdomain;
 use crate::upstream::net::{Protocol, check_protocol};
 use json::{self, Reader};
 

@@ -59,20 +59,18 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use serde_json::{Value, json};
 
     fn ip(spec: Value) -> Ip {
-        crate::k8s::cluster::from_value(
-            json!({"metadata": {"name": "web-0.default"}, "spec": spec}),
-        )
-        .expect("ip")
+        crate::k8s::fake::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
+            .expect("ip")
     }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                crate::k8s::cluster::from_value(
+                crate::k8s::fake::from_value(
                     json!({"metadata": {"name": "v6"}, "spec": {"cidrBlock": "fd00:16::/112"}}),
                 )
                 .expect("subnet"),

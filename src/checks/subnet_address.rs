@@ -3,7 +3,8 @@
 //! external subnet (`ValidateIptablesEIP`, `ValidateOvnEip`). The Subnet must
 //! exist, and each address must be valid and inside its CIDR.
 
-use crate::k8s::cluster::{Cluster, not_found};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::names::not_found;
 use crate::k8s::objects::Subnet;
 use crate::upstream::net::{cidr_contain_ip, contains_uppercase, parse_ip};
 

@@ -42,11 +42,11 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        crate::k8s::cluster::from_value(
+        crate::k8s::fake::from_value(
             json!({"metadata": {"name": "vip-a"}, "spec": spec, "status": {"mac": mac}}),
         )
         .expect("vip")
@@ -55,7 +55,7 @@ mod tests {
     fn cluster() -> FakeCluster {
         FakeCluster {
             subnets: vec![
-                crate::k8s::cluster::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
+                crate::k8s::fake::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
                     .expect("subnet"),
             ],
             ..FakeCluster::default()

@@ -199,19 +199,19 @@ mod tests {
 #[cfg(test)]
 mod delete_tests {
     use super::*;
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use crate::k8s::objects::VpcReferrer;
     use serde_json::json;
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
-        crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
+        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
             .expect("referrer")
     }
 
     #[test]
     fn delete_is_refused_while_in_use() {
         let vpc = |subnets: serde_json::Value| -> Vpc {
-            crate::k8s::cluster::from_value(
+            crate::k8s::fake::from_value(
                 json!({"metadata": {"name": "vpc-a"}, "status": {"subnets": subnets}}),
             )
             .expect("vpc")

@@ -13,10 +13,10 @@
 //! subnet asked about are kept, and so that the same code runs natively
 //! (benchmarks, fuzzing) over any [`Host`].
 
-use crate::admission::denial::Denial;
+use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
-    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace,
-    Service, Subnet, Vpc, VpcReferrer,
+    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Kind, Named,
+    Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
 use crate::upstream::net::go_quote;
 use json::{self, Decode};
@@ -30,12 +30,6 @@ use std::collections::BTreeSet;
 /// A lookup that failed: what could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LookupError(pub String);
-
-impl From<LookupError> for Denial {
-    fn from(e: LookupError) -> Self {
-        Denial::bad_request(e.0)
-    }
-}
 
 /// What the checks may ask of the cluster.
 pub trait Cluster {
@@ -159,29 +153,6 @@ pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "st
 
 /// The fields of an OVN NAT rule a Vpc DELETE reads.
 pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
-
-/// A kind as lookups name it. The list and get code takes it as a value, so
-/// that it is compiled once per decoded type rather than once per kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Kind {
-    /// `apiVersion`, e.g. `kubeovn.io/v1`.
-    pub api_version: &'static str,
-    /// `kind`, e.g. `IP`.
-    pub kind: &'static str,
-    /// The `kind` of its list, e.g. `IPList`.
-    pub list_kind: &'static str,
-}
-
-impl Kind {
-    /// The kind of a `k8s_openapi` resource type.
-    pub const fn of<T: k8s_openapi::ListableResource>() -> Kind {
-        Kind {
-            api_version: T::API_VERSION,
-            kind: T::KIND,
-            list_kind: T::LIST_KIND,
-        }
-    }
-}
 
 /// The channel to the policy-server's Kubernetes host capabilities.
 pub trait Host {
@@ -458,30 +429,6 @@ fn label_selector(labels: &[(&str, &str)]) -> Option<String> {
         .map(|terms| terms.join(","))
 }
 
-/// A valid Kubernetes label value: at most 63 characters, alphanumerics
-/// with `-`, `_` and `.` inside. Only such a value may go into a selector: the
-/// policy-server's watch retries an invalid one forever.
-pub fn is_label_value(value: &str) -> bool {
-    let b = value.as_bytes();
-    b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        && b.first().is_none_or(u8::is_ascii_alphanumeric)
-        && b.last().is_none_or(u8::is_ascii_alphanumeric)
-}
-
-/// The text upstream's informer cache gives for a missing object,
-/// `<Kind>.<group> "<name>" not found` (`<Kind> "<name>" not found` for the
-/// core group); the policy builds it itself, so it is the same whatever the
-/// host's wording.
-pub fn not_found<T: k8s_openapi::Resource>(name: &str) -> String {
-    if T::GROUP.is_empty() {
-        format!("{} {} not found", T::KIND, go_quote(name))
-    } else {
-        format!("{}.{} {} not found", T::KIND, T::GROUP, go_quote(name))
-    }
-}
-
 /// Whether a failed `get_resource` means the object does not exist.
 ///
 /// policy-evaluator reads the object with kube-rs' `Api::get_opt`, which
@@ -511,18 +458,6 @@ fn host_error_summary(text: &str) -> &str {
         .filter_map(|dump| line.find(dump))
         .min()
         .map_or(line, |end| &line[..end])
-}
-
-/// A Kubernetes object name (DNS-1123 subdomain): at most 253 characters of
-/// lower-case alphanumerics, `-` and `.`, starting and ending alphanumeric.
-pub fn is_dns1123_subdomain(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 253
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'.')
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
 impl<H: Host> Cluster for HostCluster<H> {
@@ -655,185 +590,9 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 }
 
-/// Decodes a `serde_json::Value` (tests build objects with `json!`).
-#[cfg(test)]
-pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, json::Error> {
-    json::from_str(&value.to_string())
-}
-
-/// Label pairs of a fake object.
-#[cfg(test)]
-pub type Labels = Vec<(String, String)>;
-
-/// An in-memory cluster for tests of the checks.
-#[cfg(test)]
-#[derive(Default)]
-pub struct FakeCluster {
-    /// IP CRs.
-    pub ips: Vec<Ip>,
-    /// Subnets.
-    pub subnets: Vec<Subnet>,
-    /// Namespaces.
-    pub namespaces: Vec<Namespace>,
-    /// IPPool names.
-    pub ippools: Vec<String>,
-    /// Vpcs.
-    pub vpcs: Vec<Vpc>,
-    /// Service `default/kubernetes`.
-    pub kubernetes_service: Option<Service>,
-    /// OVN NAT rules by kind.
-    pub vpc_referrers: Vec<(OvnNatKind, VpcReferrer)>,
-    /// ConfigMaps by namespace.
-    pub config_maps: Vec<(String, ConfigMap)>,
-    /// IptablesEIPs.
-    pub eips: Vec<IptablesEip>,
-    /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
-    pub labelled_objects: Vec<(Kind, Labels, IptablesRule)>,
-    /// Other objects that exist, by kind and name.
-    pub existing: Vec<(Kind, String)>,
-    /// When set, every lookup fails with this text.
-    pub fail: Option<String>,
-}
-
-#[cfg(test)]
-impl Cluster for FakeCluster {
-    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .ips
-                .iter()
-                .filter(|ip| ip.spec.subnet == subnet)
-                .cloned()
-                .collect()),
-            |e| Err(LookupError(e)),
-        )
-    }
-    fn subnets(&self) -> Result<&[Subnet], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.subnets), |e| Err(LookupError(e)))
-    }
-    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self.namespaces.iter().find(|n| n.metadata.name == name)),
-            |e| Err(LookupError(e)),
-        )
-    }
-    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
-        self.fail.clone().map_or(
-            Ok(
-                (kind == Kind::of::<IpPool>() && self.ippools.iter().any(|p| p == name))
-                    || self.existing.iter().any(|(k, n)| *k == kind && n == name),
-            ),
-            |e| Err(LookupError(e)),
-        )
-    }
-    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .config_maps
-                .iter()
-                .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
-                .map(|(_, cm)| cm.clone())),
-            |e| Err(LookupError(e)),
-        )
-    }
-    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
-        self.vpcs()
-            .map(|all| all.iter().find(|v| v.metadata.name == name).cloned())
-    }
-    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
-            |e| Err(LookupError(e)),
-        )
-    }
-    fn iptables_dnat_rules(
-        &self,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<IptablesRule>, LookupError> {
-        Ok(self
-            .matching(IPTABLES_DNAT_RULE, labels)?
-            .into_iter()
-            .cloned()
-            .collect())
-    }
-    fn labelled(
-        &self,
-        kind: Kind,
-        labels: &[(&str, &str)],
-        _: &[&str],
-    ) -> Result<Vec<String>, LookupError> {
-        Ok(self
-            .matching(kind, labels)?
-            .into_iter()
-            .map(|r| r.metadata.name.clone())
-            .collect())
-    }
-    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        self.subnets()
-            .map(|all| all.iter().find(|s| s.metadata.name == name).cloned())
-    }
-    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.vpcs), |e| Err(LookupError(e)))
-    }
-    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(self.kubernetes_service.clone()), |e| Err(LookupError(e)))
-    }
-    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .vpc_referrers
-                .iter()
-                .filter(|(k, _)| *k == kind)
-                .map(|(_, r)| r.clone())
-                .collect()),
-            |e| Err(LookupError(e)),
-        )
-    }
-}
-
-#[cfg(test)]
-impl FakeCluster {
-    fn matching(
-        &self,
-        kind: Kind,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<&IptablesRule>, LookupError> {
-        if let Some(e) = &self.fail {
-            return Err(LookupError(e.clone()));
-        }
-        Ok(self
-            .labelled_objects
-            .iter()
-            .filter(|(k, have, _)| {
-                *k == kind
-                    && labels
-                        .iter()
-                        .all(|(key, value)| have.iter().any(|(hk, hv)| hk == key && hv == value))
-            })
-            .map(|(_, _, rule)| rule)
-            .collect())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn object_names() {
-        for ok in ["pool-a", "a", "a.b-c", "0abc"] {
-            assert!(is_dns1123_subdomain(ok), "{ok}");
-        }
-        for bad in ["", "Pool", "a;b", "-a", "a-", "a b", &"a".repeat(254)] {
-            assert!(!is_dns1123_subdomain(bad), "{bad}");
-        }
-    }
 
     /// A host that fails every call with one text.
     struct Failing(&'static str);

@@ -4,21 +4,8 @@
 //! a list of thousands of IP CRs decodes quickly and a field the CRD leaves
 //! out never fails it.
 
-use crate::admission::denial::Denial;
-use crate::k8s::cluster::Kind;
-use json::{self, Decode, Raw, Reader};
+use json::{self, Decode, Reader};
 use std::collections::BTreeMap;
-
-/// Decodes an admission `object` / `oldObject`; `null` or absent is
-/// upstream's "there is no content to decode" (400), and so is any object
-/// that does not decode (400, with the decoder's reason).
-pub fn decode<'a, T: Decode<'a>>(kind: &str, object: Option<Raw<'a>>) -> Result<T, Denial> {
-    let Some(Raw(raw)) = object else {
-        return Err(Denial::bad_request("there is no content to decode"));
-    };
-    json::from_str(raw)
-        .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
-}
 
 /// The metadata fields the policy reads.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -74,6 +61,29 @@ macro_rules! cluster_resource {
             const LIST_KIND: &'static str = concat!($kind, "List");
         }
     };
+}
+
+/// A kind as lookups name it. The list and get code takes it as a value, so
+/// that it is compiled once per decoded type rather than once per kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    /// `apiVersion`, e.g. `kubeovn.io/v1`.
+    pub api_version: &'static str,
+    /// `kind`, e.g. `IP`.
+    pub kind: &'static str,
+    /// The `kind` of its list, e.g. `IPList`.
+    pub list_kind: &'static str,
+}
+
+impl Kind {
+    /// The kind of a `k8s_openapi` resource type.
+    pub const fn of<T: k8s_openapi::ListableResource>() -> Kind {
+        Kind {
+            api_version: T::API_VERSION,
+            kind: T::KIND,
+            list_kind: T::LIST_KIND,
+        }
+    }
 }
 
 /// `kubeovn.io/v1` IP: one address allocation (one pod NIC, node or VIP).

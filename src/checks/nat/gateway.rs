@@ -4,7 +4,9 @@
 //! Every failure is `Errored(400)`, as upstream.
 
 use crate::admission::denial::Denial;
-use crate::k8s::cluster::{Cluster, Kind, not_found};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::names::not_found;
+use crate::k8s::objects::Kind;
 use crate::k8s::objects::{ConfigMap, IptablesEip, QosPolicy, Subnet, Vpc, VpcNatGateway};
 use crate::upstream::net::{cidr_contain_ip, go_quote, parse_ip};
 
@@ -193,11 +195,11 @@ pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use serde_json::{Value, json};
 
     fn config_map(name: &str, data: Value) -> (String, ConfigMap) {
-        let cm = crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "data": data}))
+        let cm = crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "data": data}))
             .expect("cm");
         (CONFIG_NAMESPACE.to_string(), cm)
     }
@@ -209,13 +211,13 @@ mod tests {
                 config_map(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
             vpcs: vec![
-                crate::k8s::cluster::from_value(
+                crate::k8s::fake::from_value(
                     json!({"metadata": {"name": "vpc-a"}, "spec": {"enableBfd": false}}),
                 )
                 .expect("vpc"),
             ],
             subnets: vec![
-                crate::k8s::cluster::from_value(
+                crate::k8s::fake::from_value(
                     json!({"metadata": {"name": "net-a"}, "spec": {"cidrBlock": "10.0.1.0/24"}}),
                 )
                 .expect("subnet"),
@@ -230,8 +232,7 @@ mod tests {
         if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
             full.extend(extra.clone());
         }
-        crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": full}))
-            .expect("gw")
+        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": full})).expect("gw")
     }
 
     #[test]

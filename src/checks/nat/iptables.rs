@@ -6,7 +6,9 @@
 use crate::admission::denial::Denial;
 use crate::checks::nat::gateway::{NAT_GW_NAME_LABEL, NatConfig};
 use crate::checks::subnet_address::{self, EipStyle};
-use crate::k8s::cluster::{Cluster, Kind, not_found};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::names::not_found;
+use crate::k8s::objects::Kind;
 use crate::k8s::objects::{
     IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
 };
@@ -291,18 +293,18 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 mod tests {
     use super::*;
     use crate::checks::nat::gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        crate::k8s::cluster::from_value(
+        crate::k8s::fake::from_value(
             json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": status}),
         )
         .expect("eip")
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": spec}))
+        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": spec}))
             .expect("rule")
     }
 
@@ -310,7 +312,7 @@ mod tests {
         let cm = |name: &str, data: Value| {
             (
                 CONFIG_NAMESPACE.to_string(),
-                crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "data": data}))
+                crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "data": data}))
                     .expect("cm"),
             )
         };
@@ -319,7 +321,7 @@ mod tests {
                 cm(NAT_CONFIG, json!({"image": "nat:v1"})),
                 cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
-            subnets: vec![crate::k8s::cluster::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::k8s::fake::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             eips: vec![eip(json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}), json!({"ready": true, "ip": "10.5.204.10"}))],
             ..FakeCluster::default()
         }

@@ -6,7 +6,8 @@
 use crate::admission::denial::Denial;
 use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
 use crate::checks::subnet_address::{self, EipStyle};
-use crate::k8s::cluster::{Cluster, OvnNatKind, not_found};
+use crate::k8s::cluster::{Cluster, OvnNatKind};
+use crate::k8s::names::not_found;
 use crate::k8s::objects::{OvnEip, OvnRule};
 use crate::upstream::net::go_quote;
 
@@ -224,19 +225,19 @@ pub fn validate_rule_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::cluster::FakeCluster;
+    use crate::k8s::fake::FakeCluster;
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::cluster::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::k8s::fake::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
         }
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        crate::k8s::cluster::from_value(
+        crate::k8s::fake::from_value(
             json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
         )
         .expect("rule")
@@ -245,7 +246,7 @@ mod tests {
     #[test]
     fn eip_checks() {
         let eip = |spec: Value, ready: bool| -> OvnEip {
-            crate::k8s::cluster::from_value(
+            crate::k8s::fake::from_value(
                 json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
             )
             .expect("eip")

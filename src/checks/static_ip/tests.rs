@@ -1,6 +1,6 @@
 use super::*;
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
-use crate::k8s::cluster::FakeCluster;
+use crate::k8s::fake::FakeCluster;
 use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
 
 fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {

@@ -2,13 +2,13 @@
 //! owns them, when an UPDATE needs checking (I10), and how many replicas
 //! their pools must serve (I13).
 
+use crate::admission::decode;
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::owner::{
     OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
 use crate::checks::static_ip::{self, Request, Subject};
 use crate::k8s::cluster::Cluster;
-use crate::k8s::objects::decode;
 use json::{self, Decode, Raw, Reader};
 use std::collections::BTreeMap;
 

@@ -1,11 +1,10 @@
 use super::*;
-use crate::k8s::cluster::FakeCluster;
+use crate::k8s::fake::FakeCluster;
 use crate::k8s::objects::{BigInt, Service, Vpc};
 use serde_json::{Value, json};
 
 fn subnet(name: &str, spec: Value) -> Subnet {
-    crate::k8s::cluster::from_value(json!({"metadata": {"name": name}, "spec": spec}))
-        .expect("subnet")
+    crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("subnet")
 }
 
 fn settings(service_ip: Option<&str>) -> Settings {
@@ -270,7 +269,7 @@ fn spec_checks_in_upstream_order() {
 
 #[test]
 fn apiserver_address_is_looked_up_only_when_reached() {
-    let svc: Service = crate::k8s::cluster::from_value(json!({
+    let svc: Service = crate::k8s::fake::from_value(json!({
         "metadata": {"name": "kubernetes"},
         "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:10:96::1"]}
     }))
@@ -501,7 +500,7 @@ fn egress_gateways_need_their_own_routing_table() {
 #[test]
 fn create_checks_vpc_names_and_custom_vpc_namespaces() {
     let vpc = |name: &str, namespaces: Value, standby: bool, default: bool| -> Vpc {
-        crate::k8s::cluster::from_value(json!({
+        crate::k8s::fake::from_value(json!({
             "metadata": {"name": name},
             "spec": {"namespaces": namespaces},
             "status": {"standby": standby, "default": default}
@@ -553,7 +552,7 @@ fn update_rules_come_first() {
     let settings = settings(Some("10.96.0.1"));
     let context = Context::new(&settings, &cluster);
     let with = |spec: Value, status: Value| -> Subnet {
-        crate::k8s::cluster::from_value(
+        crate::k8s::fake::from_value(
             json!({"metadata": {"name": "s"}, "spec": spec, "status": status}),
         )
         .expect("subnet")
@@ -645,7 +644,7 @@ fn update_rules_come_first() {
 #[test]
 fn delete_is_refused_while_addresses_are_in_use() {
     let with = |status: Value| -> Subnet {
-        crate::k8s::cluster::from_value(json!({"metadata": {"name": "s"}, "status": status}))
+        crate::k8s::fake::from_value(json!({"metadata": {"name": "s"}, "status": status}))
             .expect("subnet")
     };
     let in_use = Err(Denial::forbidden(
@@ -664,7 +663,7 @@ fn delete_is_refused_while_addresses_are_in_use() {
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "2"}))), in_use);
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "-1"}))), in_use);
     let undecodable =
-        crate::k8s::cluster::from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
+        crate::k8s::fake::from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
     assert!(undecodable.is_err());
 }
 

@@ -2,9 +2,23 @@
 //! `kubeovn.io/v1` IP objects themselves. Every failure is `Errored(400)`.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::checks::subnet_address::{self, Claim};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Ip;
+
+/// Admits an IP CREATE or UPDATE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_create(&request.object()?, cluster),
+        Operation::Update => {
+            // Upstream decodes the old object first.
+            let old = request.old_object()?;
+            validate_update(&request.object()?, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
 
 /// An IP CREATE: its subnet exists, its addresses lie in it, and its pod
 /// type is one Kube-OVN knows.

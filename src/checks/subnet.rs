@@ -9,6 +9,7 @@
 //! every lookup failure are `Errored(400)`.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
 use crate::settings::Settings;
@@ -17,6 +18,24 @@ use crate::upstream::net::{
     go_quote, ip_number, ip_to_string, parse_cidr, parse_ip, split_string_ip,
 };
 use std::cell::OnceCell;
+
+/// Admits a Subnet CREATE, UPDATE or DELETE.
+pub fn admit(
+    request: &Request<'_>,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    let context = Context::new(settings, cluster);
+    match request.operation() {
+        Operation::Create => validate_create(&request.object()?, &context),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_update(&new, &old, &context)
+        }
+        Operation::Delete => validate_delete(&request.old_object()?),
+        Operation::Other => Ok(()),
+    }
+}
 
 /// Linux drops IPv6 on links below this MTU (RFC 8200).
 const IPV6_MIN_MTU: u32 = 1280;

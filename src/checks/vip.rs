@@ -2,9 +2,23 @@
 //! Every failure is `Errored(400)`, as upstream.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::checks::subnet_address::{self, Claim};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Vip;
+
+/// Admits a Vip CREATE or UPDATE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_create(&request.object()?, cluster),
+        Operation::Update => {
+            // Upstream decodes the old object first.
+            let old = request.old_object()?;
+            validate_update(&request.object()?, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
 
 /// A Vip CREATE: its subnet exists and its addresses lie in it.
 pub fn validate_create(vip: &Vip, cluster: &dyn Cluster) -> Result<(), Denial> {

@@ -5,9 +5,20 @@
 //! DELETE refused because the VPC is in use is `Denied` (403).
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
 use crate::k8s::objects::{Vpc, VpcSpec};
 use crate::upstream::net::{check_cidrs, go_quote, parse_cidr, parse_ip};
+
+/// Admits a Vpc CREATE, UPDATE or DELETE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_create(&request.object()?, cluster),
+        Operation::Update => validate_update(&request.object()?),
+        Operation::Delete => validate_delete(&request.old_object()?, cluster),
+        Operation::Other => Ok(()),
+    }
+}
 
 /// A Vpc CREATE: no Subnet may have its name, and the spec must be valid.
 /// A Subnet is never a Vpc, so an audit replay cannot clash with itself.

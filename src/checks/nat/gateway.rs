@@ -4,11 +4,25 @@
 //! Every failure is `Errored(400)`, as upstream.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::names::not_found;
 use crate::k8s::objects::Kind;
 use crate::k8s::objects::{ConfigMap, IptablesEip, QosPolicy, Subnet, Vpc, VpcNatGateway};
 use crate::upstream::net::{cidr_contain_ip, go_quote, parse_ip};
+
+/// Admits a VpcNatGateway CREATE, UPDATE or DELETE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create | Operation::Update => {
+            let gw = request.object()?;
+            let old = request.old_object_if_any()?;
+            validate(&gw, old.as_ref(), cluster)
+        }
+        Operation::Delete => validate_delete(&request.name, cluster),
+        Operation::Other => Ok(()),
+    }
+}
 
 /// The namespace of Kube-OVN's NAT configuration.
 pub const CONFIG_NAMESPACE: &str = "kube-system";

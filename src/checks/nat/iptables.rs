@@ -4,6 +4,7 @@
 //! the NAT configuration. Every failure is `Errored(400)`, as upstream.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::checks::nat::gateway::{NAT_GW_NAME_LABEL, NatConfig};
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::Cluster;
@@ -13,6 +14,57 @@ use crate::k8s::objects::{
     IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
 };
 use crate::upstream::net::{atoi, check_cidrs, go_quote, parse_ip};
+
+/// Admits an IptablesEIP CREATE, UPDATE or DELETE.
+pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_eip_create(&request.object()?, cluster),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_eip_update(&new, &old, cluster)
+        }
+        Operation::Delete => validate_eip_delete(&request.old_object()?, cluster),
+        Operation::Other => Ok(()),
+    }
+}
+
+/// Admits an IptablesDnatRule CREATE or UPDATE.
+pub fn admit_dnat(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_dnat_create(&request.object()?, cluster),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_dnat_update(&new, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
+
+/// Admits an IptablesSnatRule CREATE or UPDATE.
+pub fn admit_snat(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    admit_rule(request, validate_snat_create, cluster)
+}
+
+/// Admits an IptablesFIPRule CREATE or UPDATE.
+pub fn admit_fip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    admit_rule(request, validate_fip_create, cluster)
+}
+
+/// An SNAT or FIP rule: its CREATE check, run again on an UPDATE that may change it.
+fn admit_rule(
+    request: &Request<'_>,
+    create: fn(&IptablesRule, &dyn Cluster) -> Result<(), Denial>,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => create(&request.object()?, cluster),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_rule_update(&new, &old, create, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
 
 /// The label kube-ovn-controller puts on a NAT rule naming its EIP's address.
 pub const EIP_V4_IP_LABEL: &str = "ovn.kubernetes.io/eip_v4_ip";

@@ -4,12 +4,49 @@
 //! failure is `Errored(400)`.
 
 use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
 use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
 use crate::k8s::names::not_found;
 use crate::k8s::objects::{OvnEip, OvnRule};
 use crate::upstream::net::go_quote;
+
+/// Admits an OvnEip CREATE, UPDATE or DELETE.
+pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => validate_eip_create(&request.object()?, cluster),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_eip_update(&new, &old, cluster)
+        }
+        Operation::Delete => validate_eip_delete(&request.old_object()?, cluster),
+        Operation::Other => Ok(()),
+    }
+}
+
+/// Admits an OvnDnatRule, OvnSnatRule or OvnFip CREATE or UPDATE.
+pub fn admit_rule(
+    kind: OvnNatKind,
+    request: &Request<'_>,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => {
+            let rule = request.object()?;
+            match kind {
+                OvnNatKind::DnatRule => validate_dnat_create(&rule, cluster),
+                OvnNatKind::SnatRule => validate_snat_create(&rule, cluster),
+                OvnNatKind::Fip => validate_fip_create(&rule, cluster),
+            }
+        }
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_rule_update(kind, &new, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
 
 /// The label kube-ovn-controller puts on an OVN NAT rule naming its EIP's
 /// IPv6 address (`:` written as `-`).

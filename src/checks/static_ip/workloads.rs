@@ -2,8 +2,8 @@
 //! owns them, when an UPDATE needs checking (I10), and how many replicas
 //! their pools must serve (I13).
 
-use crate::admission::decode;
 use crate::admission::denial::Denial;
+use crate::admission::{self, Operation, decode};
 use crate::checks::static_ip::owner::{
     OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
@@ -109,8 +109,37 @@ impl WorkloadObject {
     }
 }
 
+/// Admits a Pod CREATE.
+pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation() {
+        Operation::Create => {
+            validate_pod(request.object, &request.name, &request.namespace, cluster)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Admits a Deployment, StatefulSet, DaemonSet, Job or CronJob CREATE or
+/// UPDATE, with its warnings: the only check that warns (I13).
+pub fn admit(
+    request: &admission::Request<'_>,
+    cluster: &dyn Cluster,
+) -> Result<Vec<String>, Denial> {
+    let Some(kind) = WorkloadKind::from_kind(&request.kind.kind) else {
+        return Ok(Vec::new());
+    };
+    let namespace = &request.namespace;
+    match request.operation() {
+        Operation::Create => validate_workload(kind, request.object, None, namespace, cluster),
+        Operation::Update => {
+            validate_workload(kind, request.object, request.old_object, namespace, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(Vec::new()),
+    }
+}
+
 /// A Pod CREATE: the pod's own annotations, owner and controlling workload.
-pub fn validate_pod(
+fn validate_pod(
     object: Option<Raw<'_>>,
     request_name: &str,
     request_namespace: &str,
@@ -144,7 +173,7 @@ pub fn validate_pod(
 
 /// A workload CREATE, or an UPDATE whose template static-IP annotations
 /// changed (I10). Admitted, it returns its warnings (I13).
-pub fn validate_workload(
+fn validate_workload(
     kind: WorkloadKind,
     object: Option<Raw<'_>>,
     old_object: Option<Raw<'_>>,

@@ -75,7 +75,7 @@ lint:
 unit-tests:
 	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy
 
-# The compiled module in the waPC host (tests/policy.rs, testhost's own tests).
+# The compiled module in the waPC host (testhost/tests/).
 host-tests: policy.wasm
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost
 

@@ -9,56 +9,46 @@ use denial::Denial;
 use crate::k8s::cluster::LookupError;
 use json::{Decode, Raw};
 
-/// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
-#[derive(Default)]
-pub struct ValidationRequest<'a> {
-    /// `settings`, read by [`crate::settings::Settings::from_json`].
-    pub settings: Option<Raw<'a>>,
-    /// Required: `None` when absent or `null`.
-    pub request: Option<Request<'a>>,
+json::json_struct! {
+    /// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
+    #[derive(Default)]
+    pub struct ValidationRequest<'a> {
+        /// `settings`, read by [`crate::settings::Settings::from_json`].
+        pub settings: Option<Raw<'a>> = "settings",
+        /// Required: `None` when absent or `null`.
+        pub request: Option<Request<'a>> = "request",
+    }
 }
 
-json::decode_struct!(ValidationRequest<'a> { settings: "settings", request: "request" });
-
-/// The AdmissionRequest fields the checks read.
-#[derive(Default)]
-pub struct Request<'a> {
-    /// `kind`: the group and kind dispatch goes by.
-    pub kind: GroupVersionKind,
-    /// `operation`: `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-    pub operation: String,
-    /// `name`
-    pub name: String,
-    /// `namespace`
-    pub namespace: String,
-    /// `object`, undecoded.
-    pub object: Option<Raw<'a>>,
-    /// `oldObject`, undecoded.
-    pub old_object: Option<Raw<'a>>,
+json::json_struct! {
+    /// The AdmissionRequest fields the checks read.
+    #[derive(Default)]
+    pub struct Request<'a> {
+        /// `kind`: the group and kind dispatch goes by.
+        pub kind: GroupVersionKind = "kind",
+        /// `operation`: `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+        pub operation: String = "operation",
+        /// `name`
+        pub name: String = "name",
+        /// `namespace`
+        pub namespace: String = "namespace",
+        /// `object`, undecoded.
+        pub object: Option<Raw<'a>> = "object",
+        /// `oldObject`, undecoded.
+        pub old_object: Option<Raw<'a>> = "oldObject",
+    }
 }
 
-json::decode_struct!(Request<'a> {
-    kind: "kind",
-    operation: "operation",
-    name: "name",
-    namespace: "namespace",
-    object: "object",
-    old_object: "oldObject",
-});
-
-/// The `kind` of an AdmissionRequest.
-#[derive(Default)]
-pub struct GroupVersionKind {
-    /// `group`, empty for the core group.
-    pub group: String,
-    /// `kind`
-    pub kind: String,
+json::json_struct! {
+    /// The `kind` of an AdmissionRequest.
+    #[derive(Default)]
+    pub struct GroupVersionKind {
+        /// `group`, empty for the core group.
+        pub group: String = "group",
+        /// `kind`
+        pub kind: String = "kind",
+    }
 }
-
-json::decode_struct!(GroupVersionKind {
-    group: "group",
-    kind: "kind"
-});
 
 /// An admission operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

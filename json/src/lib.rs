@@ -4,7 +4,7 @@
 //! serde's derived decoders are generic over the deserializer, and each
 //! struct's decoder was 2–4 KB of WebAssembly: two thirds of the module. Here
 //! one non-generic loop walks every object and calls back with each key, so a
-//! struct's decoder is only the `match` on its keys ([`decode_struct!`]).
+//! struct's decoder is only the `match` on its keys ([`json_struct!`]).
 //!
 //! What it reads is what Go's `encoding/json` reads into the same structs:
 //! unknown keys are skipped, `null` is the type's zero value, a repeated key
@@ -639,16 +639,36 @@ impl<'a> Decode<'a> for BTreeMap<String, String> {
     }
 }
 
-/// Implements [`Decode`] for a struct with a `Default`: each listed field is
-/// read from its key, other keys are skipped, and absent keys keep the default.
+/// Declares a struct whose every field is read from its JSON key, and
+/// implements [`Decode`] for it: other keys are skipped, and absent keys
+/// keep the field's default, so the struct must be `Default`. A field
+/// cannot exist without its key.
 ///
-/// ```text
-/// decode_struct!(VipStatus { mac: "mac" });
-/// decode_struct!(IpRef<'a> { metadata: "metadata", spec: "spec" });
+/// ```
+/// kube_ovn_json::json_struct! {
+///     /// `status` of a Vip.
+///     #[derive(Debug, Default, PartialEq)]
+///     pub struct VipStatus {
+///         /// `status.mac`
+///         pub mac: String = "mac",
+///     }
+/// }
+/// let status: VipStatus = kube_ovn_json::from_str(r#"{"mac": "00:00:00:0a:0b:0c"}"#).unwrap();
+/// assert_eq!(status.mac, "00:00:00:0a:0b:0c");
 /// ```
 #[macro_export]
-macro_rules! decode_struct {
-    ($ty:ident $(<$lt:lifetime>)? { $($field:ident: $key:literal),* $(,)? }) => {
+macro_rules! json_struct {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $ty:ident $(<$lt:lifetime>)? {
+            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $field_ty:ty = $key:literal),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $ty $(<$lt>)? {
+            $($(#[$field_meta])* $field_vis $field: $field_ty,)*
+        }
+
         impl<'a> $crate::Decode<'a> for $ty $(<$lt>)? {
             fn decode(reader: &mut $crate::Reader<'a>) -> Result<Self, $crate::Error> {
                 let mut value = Self::default();

@@ -1,32 +1,25 @@
 use super::*;
 use proptest::prelude::*;
 
-#[derive(Debug, Default, PartialEq)]
-struct Spec {
-    name: String,
-    count: u32,
-    on: bool,
-    tags: Vec<String>,
-    maybe: Option<Vec<String>>,
-    labels: BTreeMap<String, String>,
+crate::json_struct! {
+    #[derive(Debug, Default, PartialEq)]
+    struct Spec {
+        name: String = "name",
+        count: u32 = "count",
+        on: bool = "on",
+        tags: Vec<String> = "tags",
+        maybe: Option<Vec<String>> = "maybe",
+        labels: BTreeMap<String, String> = "labels",
+    }
 }
 
-crate::decode_struct!(Spec {
-    name: "name",
-    count: "count",
-    on: "on",
-    tags: "tags",
-    maybe: "maybe",
-    labels: "labels",
-});
-
-#[derive(Debug, Default, PartialEq)]
-struct Object<'a> {
-    spec: Spec,
-    raw: Option<Raw<'a>>,
+crate::json_struct! {
+    #[derive(Debug, Default, PartialEq)]
+    struct Object<'a> {
+        spec: Spec = "spec",
+        raw: Option<Raw<'a>> = "raw",
+    }
 }
-
-crate::decode_struct!(Object<'a> { spec: "spec", raw: "raw" });
 
 fn decode(text: &str) -> Result<Object<'_>, String> {
     from_str(text).map_err(|e| e.to_string())

@@ -331,16 +331,16 @@ fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
     field_masks.map(|m| m.iter().map(|s| s.to_string()).collect())
 }
 
-/// The `apiVersion` and `kind` of an answer, which must be the ones asked
-/// for: an answer of another kind is the host's error, and reading it as an
-/// object of the kind asked for could admit what the cluster forbids.
-#[derive(Default)]
-struct TypeHead<'a> {
-    api_version: Option<Cow<'a, str>>,
-    kind: Option<Cow<'a, str>>,
+json::json_struct! {
+    /// The `apiVersion` and `kind` of an answer, which must be the ones asked
+    /// for: an answer of another kind is the host's error, and reading it as an
+    /// object of the kind asked for could admit what the cluster forbids.
+    #[derive(Default)]
+    struct TypeHead<'a> {
+        api_version: Option<Cow<'a, str>> = "apiVersion",
+        kind: Option<Cow<'a, str>> = "kind",
+    }
 }
-
-json::decode_struct!(TypeHead<'a> { api_version: "apiVersion", kind: "kind" });
 
 impl TypeHead<'_> {
     /// `required`: whether an absent field is an error (a list's envelope is

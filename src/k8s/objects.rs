@@ -7,19 +7,34 @@
 use json::{self, Decode, Reader};
 use std::collections::BTreeMap;
 
-/// The metadata fields the policy reads.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Meta {
-    /// `metadata.name`
-    pub name: String,
-    /// `metadata.annotations`
-    pub annotations: BTreeMap<String, String>,
+/// Declares an object type once: the struct, each field's JSON key
+/// ([`json::json_struct!`]) and, when a kind follows its name, its
+/// Kubernetes kind (`group version Kind plural`, then `namespaced` for a
+/// namespaced kind):
+///
+/// ```text
+/// object! {
+///     /// `kubeovn.io/v1` Vip.
+///     #[derive(Clone, Debug, Default, PartialEq, Eq)]
+///     pub struct Vip: "kubeovn.io" "v1" "Vip" "vips" {
+///         /// `metadata`
+///         pub metadata: Meta = "metadata",
+///     }
+/// }
+/// ```
+macro_rules! object {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $ty:ident: $group:literal $version:literal $kind:literal $plural:literal
+            $($scope:ident)? { $($fields:tt)* }
+    ) => {
+        json::json_struct! { $(#[$meta])* $vis struct $ty { $($fields)* } }
+        cluster_resource!($ty, $group, $version, $kind, $plural $(, $scope)?);
+    };
+    ($($declaration:tt)*) => {
+        json::json_struct! { $($declaration)* }
+    };
 }
-
-json::decode_struct!(Meta {
-    name: "name",
-    annotations: "annotations"
-});
 
 /// Implements `k8s_openapi::Resource` and `ListableResource` for a kind,
 /// cluster-scoped unless `namespaced` is given.
@@ -63,6 +78,17 @@ macro_rules! cluster_resource {
     };
 }
 
+object! {
+    /// The metadata fields the policy reads.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Meta {
+        /// `metadata.name`
+        pub name: String = "name",
+        /// `metadata.annotations`
+        pub annotations: BTreeMap<String, String> = "annotations",
+    }
+}
+
 /// A kind as lookups name it. The list and get code takes it as a value, so
 /// that it is compiled once per decoded type rather than once per kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,94 +112,80 @@ impl Kind {
     }
 }
 
-/// `kubeovn.io/v1` IP: one address allocation (one pod NIC, node or VIP).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ip {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: IpSpec,
+object! {
+    /// `kubeovn.io/v1` IP: one address allocation (one pod NIC, node or VIP).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Ip: "kubeovn.io" "v1" "IP" "ips" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: IpSpec = "spec",
+    }
 }
 
-json::decode_struct!(Ip {
-    metadata: "metadata",
-    spec: "spec"
-});
-
-/// The `spec` fields of an IP CR that decide ownership and conflicts.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IpSpec {
-    /// Owner pod (or VM, or node) name.
-    pub pod_name: String,
-    /// Owner namespace.
-    pub namespace: String,
-    /// The subnet the address belongs to: the conflict scope.
-    pub subnet: String,
-    /// Deprecated combined `v4`, `v6` or `v4,v6`; what upstream compares.
-    pub ip_address: String,
-    /// The IPv4 address, when split.
-    pub v4_ip_address: String,
-    /// The IPv6 address, when split.
-    pub v6_ip_address: String,
-    /// The MAC address (read by the IP CR's own UPDATE check).
-    pub mac_address: String,
-    /// `""`, `StatefulSet` or `VirtualMachine`.
-    pub pod_type: String,
+object! {
+    /// The `spec` fields of an IP CR that decide ownership and conflicts.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IpSpec {
+        /// Owner pod (or VM, or node) name.
+        pub pod_name: String = "podName",
+        /// Owner namespace.
+        pub namespace: String = "namespace",
+        /// The subnet the address belongs to: the conflict scope.
+        pub subnet: String = "subnet",
+        /// Deprecated combined `v4`, `v6` or `v4,v6`; what upstream compares.
+        pub ip_address: String = "ipAddress",
+        /// The IPv4 address, when split.
+        pub v4_ip_address: String = "v4IpAddress",
+        /// The IPv6 address, when split.
+        pub v6_ip_address: String = "v6IpAddress",
+        /// The MAC address (read by the IP CR's own UPDATE check).
+        pub mac_address: String = "macAddress",
+        /// `""`, `StatefulSet` or `VirtualMachine`.
+        pub pod_type: String = "podType",
+    }
 }
 
-json::decode_struct!(IpSpec {
-    pod_name: "podName",
-    namespace: "namespace",
-    subnet: "subnet",
-    ip_address: "ipAddress",
-    v4_ip_address: "v4IpAddress",
-    v6_ip_address: "v6IpAddress",
-    mac_address: "macAddress",
-    pod_type: "podType"
-});
-
-cluster_resource!(Ip, "kubeovn.io", "v1", "IP", "ips");
-
-/// An IP CR as an IP list answer holds it, with strings borrowed from the
-/// answer where they have no escapes: lists of thousands decode without
-/// copying, and only the CRs a check keeps become [`Ip`]s.
-#[derive(Debug, Default)]
-pub struct IpRef<'a> {
-    /// `metadata`
-    pub metadata: MetaRef<'a>,
-    /// `spec`
-    pub spec: IpSpecRef<'a>,
+object! {
+    /// An IP CR as an IP list answer holds it, with strings borrowed from the
+    /// answer where they have no escapes: lists of thousands decode without
+    /// copying, and only the CRs a check keeps become [`Ip`]s.
+    #[derive(Debug, Default)]
+    pub struct IpRef<'a> {
+        /// `metadata`
+        pub metadata: MetaRef<'a> = "metadata",
+        /// `spec`
+        pub spec: IpSpecRef<'a> = "spec",
+    }
 }
 
-json::decode_struct!(IpRef<'a> { metadata: "metadata", spec: "spec" });
-
-/// The `metadata.name` of a borrowed object.
-#[derive(Debug, Default)]
-pub struct MetaRef<'a> {
-    /// `name`
-    pub name: Str<'a>,
+object! {
+    /// The `metadata.name` of a borrowed object.
+    #[derive(Debug, Default)]
+    pub struct MetaRef<'a> {
+        /// `name`
+        pub name: Str<'a> = "name",
+    }
 }
 
-json::decode_struct!(MetaRef<'a> { name: "name" });
-
-/// The [`IpSpec`] fields, borrowed.
-#[derive(Debug, Default)]
-pub struct IpSpecRef<'a> {
-    /// `podName`
-    pub pod_name: Str<'a>,
-    /// `namespace`
-    pub namespace: Str<'a>,
-    /// `subnet`
-    pub subnet: Str<'a>,
-    /// `ipAddress`
-    pub ip_address: Str<'a>,
-    /// `v4IpAddress`
-    pub v4_ip_address: Str<'a>,
-    /// `v6IpAddress`
-    pub v6_ip_address: Str<'a>,
+object! {
+    /// The [`IpSpec`] fields, borrowed.
+    #[derive(Debug, Default)]
+    pub struct IpSpecRef<'a> {
+        /// `podName`
+        pub pod_name: Str<'a> = "podName",
+        /// `namespace`
+        pub namespace: Str<'a> = "namespace",
+        /// `subnet`
+        pub subnet: Str<'a> = "subnet",
+        /// `ipAddress`
+        pub ip_address: Str<'a> = "ipAddress",
+        /// `v4IpAddress`
+        pub v4_ip_address: Str<'a> = "v4IpAddress",
+        /// `v6IpAddress`
+        pub v6_ip_address: Str<'a> = "v6IpAddress",
+    }
 }
-
-json::decode_struct!(IpSpecRef<'a> { pod_name: "podName", namespace: "namespace", subnet: "subnet", ip_address: "ipAddress", v4_ip_address: "v4IpAddress", v6_ip_address: "v6IpAddress" });
 
 impl IpRef<'_> {
     /// The owned [`Ip`] with the same fields.
@@ -220,138 +232,105 @@ impl<'a> Decode<'a> for Str<'a> {
     }
 }
 
-/// `kubeovn.io/v1` Subnet, with the fields the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Subnet {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: SubnetSpec,
-    /// `status`
-    pub status: SubnetStatus,
+object! {
+    /// `kubeovn.io/v1` Subnet, with the fields the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Subnet: "kubeovn.io" "v1" "Subnet" "subnets" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: SubnetSpec = "spec",
+        /// `status`
+        pub status: SubnetStatus = "status",
+    }
 }
 
-json::decode_struct!(Subnet {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// The `spec` fields of a Subnet that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SubnetSpec {
-    /// `a/b` or `v4/x,v6/y`; empty for a MAC-only underlay subnet.
-    pub cidr_block: String,
-    /// `a` or `v4,v6`.
-    pub gateway: String,
-    /// Namespaces bound to this subnet.
-    pub namespaces: Vec<String>,
-    /// The cluster's default subnet.
-    pub default: bool,
-    /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
-    pub vpc: String,
-    /// The underlay VLAN, if any.
-    pub vlan: String,
-    /// `IPv4`, `IPv6`, `Dual`, `Mac` or empty.
-    pub protocol: String,
-    /// Reserved addresses: `ip` or `a..b`.
-    pub exclude_ips: Vec<String>,
-    /// CIDRs allowed to reach a private subnet.
-    pub allow_subnets: Vec<String>,
-    /// `distributed`, `centralized` or empty.
-    pub gateway_type: String,
-    /// Interface MTU; 0 when unset.
-    pub mtu: u32,
-    /// SNAT outgoing traffic.
-    pub nat_outgoing: bool,
-    /// `ip` or `v4,v6` of an external egress gateway.
-    pub external_egress_gateway: String,
-    /// The policy-routing table of the external egress gateway.
-    pub policy_routing_table_id: u32,
-    /// Virtual IPs that must lie in the CIDR.
-    pub vips: Vec<String>,
-    /// Use a logical gateway.
-    pub logical_gateway: bool,
-    /// Underlay-to-overlay interconnection.
-    pub u2o_interconnection: bool,
-    /// The u2o interconnection address.
-    pub u2o_interconnection_ip: String,
-    /// `u2oFeatures`
-    pub u2o_features: U2oFeatures,
-    /// `natOutgoingPolicyRules`
-    pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule>,
+object! {
+    /// The `spec` fields of a Subnet that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct SubnetSpec {
+        /// `a/b` or `v4/x,v6/y`; empty for a MAC-only underlay subnet.
+        pub cidr_block: String = "cidrBlock",
+        /// `a` or `v4,v6`.
+        pub gateway: String = "gateway",
+        /// Namespaces bound to this subnet.
+        pub namespaces: Vec<String> = "namespaces",
+        /// The cluster's default subnet.
+        pub default: bool = "default",
+        /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
+        pub vpc: String = "vpc",
+        /// The underlay VLAN, if any.
+        pub vlan: String = "vlan",
+        /// `IPv4`, `IPv6`, `Dual`, `Mac` or empty.
+        pub protocol: String = "protocol",
+        /// Reserved addresses: `ip` or `a..b`.
+        pub exclude_ips: Vec<String> = "excludeIps",
+        /// CIDRs allowed to reach a private subnet.
+        pub allow_subnets: Vec<String> = "allowSubnets",
+        /// `distributed`, `centralized` or empty.
+        pub gateway_type: String = "gatewayType",
+        /// Interface MTU; 0 when unset.
+        pub mtu: u32 = "mtu",
+        /// SNAT outgoing traffic.
+        pub nat_outgoing: bool = "natOutgoing",
+        /// `ip` or `v4,v6` of an external egress gateway.
+        pub external_egress_gateway: String = "externalEgressGateway",
+        /// The policy-routing table of the external egress gateway.
+        pub policy_routing_table_id: u32 = "policyRoutingTableID",
+        /// Virtual IPs that must lie in the CIDR.
+        pub vips: Vec<String> = "vips",
+        /// Use a logical gateway.
+        pub logical_gateway: bool = "logicalGateway",
+        /// Underlay-to-overlay interconnection.
+        pub u2o_interconnection: bool = "u2oInterconnection",
+        /// The u2o interconnection address.
+        pub u2o_interconnection_ip: String = "u2oInterconnectionIP",
+        /// `u2oFeatures`
+        pub u2o_features: U2oFeatures = "u2oFeatures",
+        /// `natOutgoingPolicyRules`
+        pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule> = "natOutgoingPolicyRules",
+    }
 }
 
-json::decode_struct!(SubnetSpec {
-    cidr_block: "cidrBlock",
-    gateway: "gateway",
-    namespaces: "namespaces",
-    default: "default",
-    vpc: "vpc",
-    vlan: "vlan",
-    protocol: "protocol",
-    exclude_ips: "excludeIps",
-    allow_subnets: "allowSubnets",
-    gateway_type: "gatewayType",
-    mtu: "mtu",
-    nat_outgoing: "natOutgoing",
-    external_egress_gateway: "externalEgressGateway",
-    policy_routing_table_id: "policyRoutingTableID",
-    vips: "vips",
-    logical_gateway: "logicalGateway",
-    u2o_interconnection: "u2oInterconnection",
-    u2o_interconnection_ip: "u2oInterconnectionIP",
-    u2o_features: "u2oFeatures",
-    nat_outgoing_policy_rules: "natOutgoingPolicyRules"
-});
-
-/// `spec.u2oFeatures`
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct U2oFeatures {
-    /// Route only overlay traffic through the u2o port.
-    pub overlay_only_routing: bool,
+object! {
+    /// `spec.u2oFeatures`
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct U2oFeatures {
+        /// Route only overlay traffic through the u2o port.
+        pub overlay_only_routing: bool = "overlayOnlyRouting",
+    }
 }
 
-json::decode_struct!(U2oFeatures {
-    overlay_only_routing: "overlayOnlyRouting"
-});
-
-/// One `spec.natOutgoingPolicyRules` entry: only its match is validated.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NatOutgoingPolicyRule {
-    /// `match`
-    pub matches: NatOutgoingPolicyMatch,
+object! {
+    /// One `spec.natOutgoingPolicyRules` entry: only its match is validated.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct NatOutgoingPolicyRule {
+        /// `match`
+        pub matches: NatOutgoingPolicyMatch = "match",
+    }
 }
 
-json::decode_struct!(NatOutgoingPolicyRule { matches: "match" });
-
-/// `match` of a NAT outgoing policy rule.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NatOutgoingPolicyMatch {
-    /// `srcIPs`: comma-separated IPs or CIDRs.
-    pub src_ips: String,
-    /// `dstIPs`: comma-separated IPs or CIDRs.
-    pub dst_ips: String,
+object! {
+    /// `match` of a NAT outgoing policy rule.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct NatOutgoingPolicyMatch {
+        /// `srcIPs`: comma-separated IPs or CIDRs.
+        pub src_ips: String = "srcIPs",
+        /// `dstIPs`: comma-separated IPs or CIDRs.
+        pub dst_ips: String = "dstIPs",
+    }
 }
 
-json::decode_struct!(NatOutgoingPolicyMatch {
-    src_ips: "srcIPs",
-    dst_ips: "dstIPs"
-});
-
-/// The `status` counters a Subnet UPDATE or DELETE reads.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct SubnetStatus {
-    /// `v4usingIPs`
-    pub v4_using_ips: BigInt,
-    /// `v6usingIPs`
-    pub v6_using_ips: BigInt,
+object! {
+    /// The `status` counters a Subnet UPDATE or DELETE reads.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct SubnetStatus {
+        /// `v4usingIPs`
+        pub v4_using_ips: BigInt = "v4usingIPs",
+        /// `v6usingIPs`
+        pub v6_using_ips: BigInt = "v6usingIPs",
+    }
 }
-
-json::decode_struct!(SubnetStatus {
-    v4_using_ips: "v4usingIPs",
-    v6_using_ips: "v6usingIPs"
-});
 
 impl SubnetStatus {
     /// Whether any address of either family is in use.
@@ -435,223 +414,167 @@ impl<'a> Decode<'a> for BigInt {
     }
 }
 
-cluster_resource!(Subnet, "kubeovn.io", "v1", "Subnet", "subnets");
-
-/// `kubeovn.io/v1` IPPool: only its existence matters here.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IpPool {
-    /// `metadata`
-    pub metadata: Meta,
+object! {
+    /// `kubeovn.io/v1` IPPool: only its existence matters here.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IpPool: "kubeovn.io" "v1" "IPPool" "ippools" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+    }
 }
 
-json::decode_struct!(IpPool {
-    metadata: "metadata"
-});
-
-cluster_resource!(IpPool, "kubeovn.io", "v1", "IPPool", "ippools");
-
-/// `v1` Namespace: its `ovn.kubernetes.io/logical_switch` annotation.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Namespace {
-    /// `metadata`
-    pub metadata: Meta,
+object! {
+    /// `v1` Namespace: its `ovn.kubernetes.io/logical_switch` annotation.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Namespace: "" "v1" "Namespace" "namespaces" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+    }
 }
 
-json::decode_struct!(Namespace {
-    metadata: "metadata"
-});
-
-cluster_resource!(Namespace, "", "v1", "Namespace", "namespaces");
-
-/// `kubeovn.io/v1` Vpc.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Vpc {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: VpcSpec,
-    /// `status`
-    pub status: VpcStatus,
+object! {
+    /// `kubeovn.io/v1` Vpc.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Vpc: "kubeovn.io" "v1" "Vpc" "vpcs" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: VpcSpec = "spec",
+        /// `status`
+        pub status: VpcStatus = "status",
+    }
 }
 
-json::decode_struct!(Vpc {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// The `spec` fields of a Vpc that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcSpec {
-    /// Namespaces allowed to use this (custom) VPC.
-    pub namespaces: Vec<String>,
-    /// `staticRoutes`
-    pub static_routes: Vec<StaticRoute>,
-    /// `policyRoutes`
-    pub policy_routes: Vec<PolicyRoute>,
-    /// `vpcPeerings`
-    pub vpc_peerings: Vec<VpcPeering>,
-    /// BFD on the VPC's router (NAT gateways may only enable BFD with it).
-    pub enable_bfd: bool,
+object! {
+    /// The `spec` fields of a Vpc that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcSpec {
+        /// Namespaces allowed to use this (custom) VPC.
+        pub namespaces: Vec<String> = "namespaces",
+        /// `staticRoutes`
+        pub static_routes: Vec<StaticRoute> = "staticRoutes",
+        /// `policyRoutes`
+        pub policy_routes: Vec<PolicyRoute> = "policyRoutes",
+        /// `vpcPeerings`
+        pub vpc_peerings: Vec<VpcPeering> = "vpcPeerings",
+        /// BFD on the VPC's router (NAT gateways may only enable BFD with it).
+        pub enable_bfd: bool = "enableBfd",
+    }
 }
 
-json::decode_struct!(VpcSpec {
-    namespaces: "namespaces",
-    static_routes: "staticRoutes",
-    policy_routes: "policyRoutes",
-    vpc_peerings: "vpcPeerings",
-    enable_bfd: "enableBfd"
-});
-
-/// One `spec.staticRoutes` entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct StaticRoute {
-    /// `policyDst`, `policySrc` or empty.
-    pub policy: String,
-    /// An IP or a CIDR.
-    pub cidr: String,
-    /// `nextHopIP`
-    pub next_hop_ip: String,
+object! {
+    /// One `spec.staticRoutes` entry.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct StaticRoute {
+        /// `policyDst`, `policySrc` or empty.
+        pub policy: String = "policy",
+        /// An IP or a CIDR.
+        pub cidr: String = "cidr",
+        /// `nextHopIP`
+        pub next_hop_ip: String = "nextHopIP",
+    }
 }
 
-json::decode_struct!(StaticRoute {
-    policy: "policy",
-    cidr: "cidr",
-    next_hop_ip: "nextHopIP"
-});
-
-/// One `spec.policyRoutes` entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicyRoute {
-    /// `allow`, `drop` or `reroute`.
-    pub action: String,
-    /// `nextHopIP`: comma-separated for ECMP reroutes.
-    pub next_hop_ip: String,
+object! {
+    /// One `spec.policyRoutes` entry.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct PolicyRoute {
+        /// `allow`, `drop` or `reroute`.
+        pub action: String = "action",
+        /// `nextHopIP`: comma-separated for ECMP reroutes.
+        pub next_hop_ip: String = "nextHopIP",
+    }
 }
 
-json::decode_struct!(PolicyRoute {
-    action: "action",
-    next_hop_ip: "nextHopIP"
-});
-
-/// One `spec.vpcPeerings` entry.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcPeering {
-    /// `localConnectIP`: a CIDR.
-    pub local_connect_ip: String,
+object! {
+    /// One `spec.vpcPeerings` entry.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcPeering {
+        /// `localConnectIP`: a CIDR.
+        pub local_connect_ip: String = "localConnectIP",
+    }
 }
 
-json::decode_struct!(VpcPeering {
-    local_connect_ip: "localConnectIP"
-});
-
-/// The `status` fields of a Vpc that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcStatus {
-    /// The VPC's router is up.
-    pub standby: bool,
-    /// The default VPC (`ovn-cluster`).
-    pub default: bool,
-    /// Subnets in the VPC.
-    pub subnets: Vec<String>,
+object! {
+    /// The `status` fields of a Vpc that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcStatus {
+        /// The VPC's router is up.
+        pub standby: bool = "standby",
+        /// The default VPC (`ovn-cluster`).
+        pub default: bool = "default",
+        /// Subnets in the VPC.
+        pub subnets: Vec<String> = "subnets",
+    }
 }
 
-json::decode_struct!(VpcStatus {
-    standby: "standby",
-    default: "default",
-    subnets: "subnets"
-});
-
-cluster_resource!(Vpc, "kubeovn.io", "v1", "Vpc", "vpcs");
-
-/// `kubeovn.io/v1` Vip.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Vip {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: VipSpec,
-    /// `status`
-    pub status: VipStatus,
+object! {
+    /// `kubeovn.io/v1` Vip.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Vip: "kubeovn.io" "v1" "Vip" "vips" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: VipSpec = "spec",
+        /// `status`
+        pub status: VipStatus = "status",
+    }
 }
 
-json::decode_struct!(Vip {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// Every `spec` field of a Vip: an UPDATE is checked when any of them changed.
-/// Lists keep `null` apart from `[]`, as Go's `reflect.DeepEqual` does.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VipSpec {
-    /// `namespace`
-    pub namespace: String,
-    /// `subnet`
-    pub subnet: String,
-    /// `type`
-    pub vip_type: String,
-    /// `v4ip`
-    pub v4ip: String,
-    /// `v6ip`
-    pub v6ip: String,
-    /// `macAddress`
-    pub mac_address: String,
-    /// `selector`
-    pub selector: Option<Vec<String>>,
-    /// `attachSubnets`
-    pub attach_subnets: Option<Vec<String>>,
+object! {
+    /// Every `spec` field of a Vip: an UPDATE is checked when any of them changed.
+    /// Lists keep `null` apart from `[]`, as Go's `reflect.DeepEqual` does.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VipSpec {
+        /// `namespace`
+        pub namespace: String = "namespace",
+        /// `subnet`
+        pub subnet: String = "subnet",
+        /// `type`
+        pub vip_type: String = "type",
+        /// `v4ip`
+        pub v4ip: String = "v4ip",
+        /// `v6ip`
+        pub v6ip: String = "v6ip",
+        /// `macAddress`
+        pub mac_address: String = "macAddress",
+        /// `selector`
+        pub selector: Option<Vec<String>> = "selector",
+        /// `attachSubnets`
+        pub attach_subnets: Option<Vec<String>> = "attachSubnets",
+    }
 }
 
-json::decode_struct!(VipSpec {
-    namespace: "namespace",
-    subnet: "subnet",
-    vip_type: "type",
-    v4ip: "v4ip",
-    v6ip: "v6ip",
-    mac_address: "macAddress",
-    selector: "selector",
-    attach_subnets: "attachSubnets"
-});
-
-/// `status` of a Vip: a MAC is set once it is assigned.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VipStatus {
-    /// `mac`
-    pub mac: String,
+object! {
+    /// `status` of a Vip: a MAC is set once it is assigned.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VipStatus {
+        /// `mac`
+        pub mac: String = "mac",
+    }
 }
 
-json::decode_struct!(VipStatus { mac: "mac" });
-
-cluster_resource!(Vip, "kubeovn.io", "v1", "Vip", "vips");
-
-/// `v1` Service: the apiserver's ClusterIPs (I9).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Service {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: ServiceSpec,
+object! {
+    /// `v1` Service: the apiserver's ClusterIPs (I9).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Service: "" "v1" "Service" "services" namespaced {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: ServiceSpec = "spec",
+    }
 }
 
-json::decode_struct!(Service {
-    metadata: "metadata",
-    spec: "spec"
-});
-
-/// The `spec` fields of a Service that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ServiceSpec {
-    /// `clusterIP`
-    pub cluster_ip: String,
-    /// `clusterIPs`: one per family.
-    pub cluster_ips: Vec<String>,
+object! {
+    /// The `spec` fields of a Service that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct ServiceSpec {
+        /// `clusterIP`
+        pub cluster_ip: String = "clusterIP",
+        /// `clusterIPs`: one per family.
+        pub cluster_ips: Vec<String> = "clusterIPs",
+    }
 }
-
-json::decode_struct!(ServiceSpec {
-    cluster_ip: "clusterIP",
-    cluster_ips: "clusterIPs"
-});
 
 impl Service {
     /// The ClusterIPs, `clusterIPs` first; headless (`None`) and empty skipped.
@@ -668,34 +591,28 @@ impl Service {
     }
 }
 
-cluster_resource!(Service, "", "v1", "Service", "services", namespaced);
-
-/// An OVN NAT rule (OvnDnatRule, OvnSnatRule, OvnFip) as a Vpc DELETE reads
-/// it: the VPC it is in, from `status.vpc` or else `spec.vpc`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcReferrer {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec.vpc`
-    pub spec: VpcField,
-    /// `status.vpc`
-    pub status: VpcField,
+object! {
+    /// An OVN NAT rule (OvnDnatRule, OvnSnatRule, OvnFip) as a Vpc DELETE reads
+    /// it: the VPC it is in, from `status.vpc` or else `spec.vpc`.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcReferrer {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec.vpc`
+        pub spec: VpcField = "spec",
+        /// `status.vpc`
+        pub status: VpcField = "status",
+    }
 }
 
-json::decode_struct!(VpcReferrer {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// A `{"vpc": …}` part of an object.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcField {
-    /// `vpc`
-    pub vpc: String,
+object! {
+    /// A `{"vpc": …}` part of an object.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcField {
+        /// `vpc`
+        pub vpc: String = "vpc",
+    }
 }
-
-json::decode_struct!(VpcField { vpc: "vpc" });
 
 impl VpcReferrer {
     /// The VPC the rule is in: `status.vpc`, else `spec.vpc`.
@@ -708,218 +625,154 @@ impl VpcReferrer {
     }
 }
 
-/// `v1` ConfigMap: the NAT gateway's configuration in `kube-system`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConfigMap {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `data`
-    pub data: BTreeMap<String, String>,
+object! {
+    /// `v1` ConfigMap: the NAT gateway's configuration in `kube-system`.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct ConfigMap: "" "v1" "ConfigMap" "configmaps" namespaced {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `data`
+        pub data: BTreeMap<String, String> = "data",
+    }
 }
 
-json::decode_struct!(ConfigMap {
-    metadata: "metadata",
-    data: "data"
-});
-
-cluster_resource!(ConfigMap, "", "v1", "ConfigMap", "configmaps", namespaced);
-
-/// `kubeovn.io/v1` VpcNatGateway.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcNatGateway {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: VpcNatGatewaySpec,
+object! {
+    /// `kubeovn.io/v1` VpcNatGateway.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcNatGateway: "kubeovn.io" "v1" "VpcNatGateway" "vpc-nat-gateways" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: VpcNatGatewaySpec = "spec",
+    }
 }
 
-json::decode_struct!(VpcNatGateway {
-    metadata: "metadata",
-    spec: "spec"
-});
-
-/// The `spec` fields of a VpcNatGateway that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct VpcNatGatewaySpec {
-    /// The namespace of its StatefulSet.
-    pub namespace: String,
-    /// `vpc`
-    pub vpc: String,
-    /// `subnet`
-    pub subnet: String,
-    /// `lanIp`
-    pub lan_ip: String,
-    /// `replicas`; 0 means 1.
-    pub replicas: i32,
-    /// `tolerations`
-    pub tolerations: Vec<Toleration>,
-    /// `qosPolicy`
-    pub qos_policy: String,
-    /// `bfd`
-    pub bfd: Enabled,
+object! {
+    /// The `spec` fields of a VpcNatGateway that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct VpcNatGatewaySpec {
+        /// The namespace of its StatefulSet.
+        pub namespace: String = "namespace",
+        /// `vpc`
+        pub vpc: String = "vpc",
+        /// `subnet`
+        pub subnet: String = "subnet",
+        /// `lanIp`
+        pub lan_ip: String = "lanIp",
+        /// `replicas`; 0 means 1.
+        pub replicas: i32 = "replicas",
+        /// `tolerations`
+        pub tolerations: Vec<Toleration> = "tolerations",
+        /// `qosPolicy`
+        pub qos_policy: String = "qosPolicy",
+        /// `bfd`
+        pub bfd: Enabled = "bfd",
+    }
 }
 
-json::decode_struct!(VpcNatGatewaySpec {
-    namespace: "namespace",
-    vpc: "vpc",
-    subnet: "subnet",
-    lan_ip: "lanIp",
-    replicas: "replicas",
-    tolerations: "tolerations",
-    qos_policy: "qosPolicy",
-    bfd: "bfd"
-});
-
-/// A `corev1.Toleration`: the fields the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Toleration {
-    /// `operator`
-    pub operator: String,
-    /// `effect`
-    pub effect: String,
+object! {
+    /// A `corev1.Toleration`: the fields the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Toleration {
+        /// `operator`
+        pub operator: String = "operator",
+        /// `effect`
+        pub effect: String = "effect",
+    }
 }
 
-json::decode_struct!(Toleration {
-    operator: "operator",
-    effect: "effect"
-});
-
-/// A `{"enabled": bool}` part of an object.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Enabled {
-    /// `enabled`
-    pub enabled: bool,
+object! {
+    /// A `{"enabled": bool}` part of an object.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Enabled {
+        /// `enabled`
+        pub enabled: bool = "enabled",
+    }
 }
 
-json::decode_struct!(Enabled { enabled: "enabled" });
-
-cluster_resource!(
-    VpcNatGateway,
-    "kubeovn.io",
-    "v1",
-    "VpcNatGateway",
-    "vpc-nat-gateways"
-);
-
-/// `kubeovn.io/v1` IptablesEIP.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IptablesEip {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: IptablesEipSpec,
-    /// `status`
-    pub status: NatStatus,
+object! {
+    /// `kubeovn.io/v1` IptablesEIP.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IptablesEip: "kubeovn.io" "v1" "IptablesEIP" "iptables-eips" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: IptablesEipSpec = "spec",
+        /// `status`
+        pub status: NatStatus = "status",
+    }
 }
 
-json::decode_struct!(IptablesEip {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// Every `spec` field of an IptablesEIP: an UPDATE is checked when any changed.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IptablesEipSpec {
-    /// `v4ip`
-    pub v4ip: String,
-    /// `v6ip`
-    pub v6ip: String,
-    /// `macAddress`
-    pub mac_address: String,
-    /// `natGwDp`: the VpcNatGateway it belongs to.
-    pub nat_gw_dp: String,
-    /// `qosPolicy`
-    pub qos_policy: String,
-    /// `externalSubnet`
-    pub external_subnet: String,
-    /// `namespace`
-    pub namespace: String,
+object! {
+    /// Every `spec` field of an IptablesEIP: an UPDATE is checked when any changed.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IptablesEipSpec {
+        /// `v4ip`
+        pub v4ip: String = "v4ip",
+        /// `v6ip`
+        pub v6ip: String = "v6ip",
+        /// `macAddress`
+        pub mac_address: String = "macAddress",
+        /// `natGwDp`: the VpcNatGateway it belongs to.
+        pub nat_gw_dp: String = "natGwDp",
+        /// `qosPolicy`
+        pub qos_policy: String = "qosPolicy",
+        /// `externalSubnet`
+        pub external_subnet: String = "externalSubnet",
+        /// `namespace`
+        pub namespace: String = "namespace",
+    }
 }
 
-json::decode_struct!(IptablesEipSpec {
-    v4ip: "v4ip",
-    v6ip: "v6ip",
-    mac_address: "macAddress",
-    nat_gw_dp: "natGwDp",
-    qos_policy: "qosPolicy",
-    external_subnet: "externalSubnet",
-    namespace: "namespace"
-});
-
-/// The `status` fields of the iptables NAT kinds that the checks read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct NatStatus {
-    /// `ready`
-    pub ready: bool,
-    /// `ip` (an EIP's assigned IPv4 address)
-    pub ip: String,
-    /// `nat`: the rule kinds using an EIP, `fip,snat,dnat`.
-    pub nat: String,
-    /// `redo`
-    pub redo: String,
+object! {
+    /// The `status` fields of the iptables NAT kinds that the checks read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct NatStatus {
+        /// `ready`
+        pub ready: bool = "ready",
+        /// `ip` (an EIP's assigned IPv4 address)
+        pub ip: String = "ip",
+        /// `nat`: the rule kinds using an EIP, `fip,snat,dnat`.
+        pub nat: String = "nat",
+        /// `redo`
+        pub redo: String = "redo",
+    }
 }
 
-json::decode_struct!(NatStatus {
-    ready: "ready",
-    ip: "ip",
-    nat: "nat",
-    redo: "redo"
-});
-
-cluster_resource!(
-    IptablesEip,
-    "kubeovn.io",
-    "v1",
-    "IptablesEIP",
-    "iptables-eips"
-);
-
-/// An iptables NAT rule of a VpcNatGateway (IptablesDnatRule,
-/// IptablesSnatRule or IptablesFIPRule), read through one type: every field
-/// of the three specs, each empty where its kind has none.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IptablesRule {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: IptablesRuleSpec,
+object! {
+    /// An iptables NAT rule of a VpcNatGateway (IptablesDnatRule,
+    /// IptablesSnatRule or IptablesFIPRule), read through one type: every field
+    /// of the three specs, each empty where its kind has none.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IptablesRule {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: IptablesRuleSpec = "spec",
+    }
 }
 
-json::decode_struct!(IptablesRule {
-    metadata: "metadata",
-    spec: "spec"
-});
-
-/// The `spec` fields of the iptables NAT rules. The CRDs prune unknown
-/// fields, so comparing this whole spec compares the kind's own fields.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IptablesRuleSpec {
-    /// `eip`: the IptablesEIP the rule uses.
-    pub eip: String,
-    /// DNAT `externalPort`
-    pub external_port: String,
-    /// DNAT `protocol`
-    pub protocol: String,
-    /// DNAT and FIP `internalIp`
-    pub internal_ip: String,
-    /// DNAT `internalPort`
-    pub internal_port: String,
-    /// DNAT `type`: `exclusive` (the default) or `share`.
-    pub rule_type: String,
-    /// SNAT `internalCIDR`
-    pub internal_cidr: String,
+object! {
+    /// The `spec` fields of the iptables NAT rules. The CRDs prune unknown
+    /// fields, so comparing this whole spec compares the kind's own fields.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct IptablesRuleSpec {
+        /// `eip`: the IptablesEIP the rule uses.
+        pub eip: String = "eip",
+        /// DNAT `externalPort`
+        pub external_port: String = "externalPort",
+        /// DNAT `protocol`
+        pub protocol: String = "protocol",
+        /// DNAT and FIP `internalIp`
+        pub internal_ip: String = "internalIp",
+        /// DNAT `internalPort`
+        pub internal_port: String = "internalPort",
+        /// DNAT `type`: `exclusive` (the default) or `share`.
+        pub rule_type: String = "type",
+        /// SNAT `internalCIDR`
+        pub internal_cidr: String = "internalCIDR",
+    }
 }
-
-json::decode_struct!(IptablesRuleSpec {
-    eip: "eip",
-    external_port: "externalPort",
-    protocol: "protocol",
-    internal_ip: "internalIp",
-    internal_port: "internalPort",
-    rule_type: "type",
-    internal_cidr: "internalCIDR"
-});
 
 /// `kubeovn.io/v1` IptablesDnatRule, read as an [`IptablesRule`].
 pub const IPTABLES_DNAT_RULE: Kind = Kind {
@@ -942,142 +795,106 @@ pub const IPTABLES_FIP_RULE: Kind = Kind {
     list_kind: "IptablesFIPRuleList",
 };
 
-/// `kubeovn.io/v1` QoSPolicy: only its existence matters here.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct QosPolicy {
-    /// `metadata`
-    pub metadata: Meta,
+object! {
+    /// `kubeovn.io/v1` QoSPolicy: only its existence matters here.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct QosPolicy: "kubeovn.io" "v1" "QoSPolicy" "qos-policies" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+    }
 }
 
-json::decode_struct!(QosPolicy {
-    metadata: "metadata"
-});
-
-cluster_resource!(QosPolicy, "kubeovn.io", "v1", "QoSPolicy", "qos-policies");
-
-/// Any object, by name only: what a list read for its members' names keeps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Named {
-    /// `metadata`
-    pub metadata: Meta,
+object! {
+    /// Any object, by name only: what a list read for its members' names keeps.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Named {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+    }
 }
 
-json::decode_struct!(Named {
-    metadata: "metadata"
-});
-
-/// `kubeovn.io/v1` OvnEip.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OvnEip {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: OvnEipSpec,
-    /// `status`
-    pub status: Ready,
+object! {
+    /// `kubeovn.io/v1` OvnEip.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OvnEip: "kubeovn.io" "v1" "OvnEip" "ovn-eips" {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: OvnEipSpec = "spec",
+        /// `status`
+        pub status: Ready = "status",
+    }
 }
 
-json::decode_struct!(OvnEip {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// Every `spec` field of an OvnEip.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OvnEipSpec {
-    /// `externalSubnet`
-    pub external_subnet: String,
-    /// `v4Ip`
-    pub v4_ip: String,
-    /// `v6Ip`
-    pub v6_ip: String,
-    /// `macAddress`
-    pub mac_address: String,
-    /// `type`
-    pub eip_type: String,
+object! {
+    /// Every `spec` field of an OvnEip.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OvnEipSpec {
+        /// `externalSubnet`
+        pub external_subnet: String = "externalSubnet",
+        /// `v4Ip`
+        pub v4_ip: String = "v4Ip",
+        /// `v6Ip`
+        pub v6_ip: String = "v6Ip",
+        /// `macAddress`
+        pub mac_address: String = "macAddress",
+        /// `type`
+        pub eip_type: String = "type",
+    }
 }
 
-json::decode_struct!(OvnEipSpec {
-    external_subnet: "externalSubnet",
-    v4_ip: "v4Ip",
-    v6_ip: "v6Ip",
-    mac_address: "macAddress",
-    eip_type: "type"
-});
-
-/// A `{"ready": bool}` status.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ready {
-    /// `ready`
-    pub ready: bool,
+object! {
+    /// A `{"ready": bool}` status.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Ready {
+        /// `ready`
+        pub ready: bool = "ready",
+    }
 }
 
-json::decode_struct!(Ready { ready: "ready" });
-
-cluster_resource!(OvnEip, "kubeovn.io", "v1", "OvnEip", "ovn-eips");
-
-/// An OVN NAT rule (OvnDnatRule, OvnSnatRule or OvnFip) read through one
-/// type: every field of the three specs, each empty where its kind has none.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OvnRule {
-    /// `metadata`
-    pub metadata: Meta,
-    /// `spec`
-    pub spec: OvnRuleSpec,
-    /// `status`
-    pub status: Ready,
+object! {
+    /// An OVN NAT rule (OvnDnatRule, OvnSnatRule or OvnFip) read through one
+    /// type: every field of the three specs, each empty where its kind has none.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OvnRule {
+        /// `metadata`
+        pub metadata: Meta = "metadata",
+        /// `spec`
+        pub spec: OvnRuleSpec = "spec",
+        /// `status`
+        pub status: Ready = "status",
+    }
 }
 
-json::decode_struct!(OvnRule {
-    metadata: "metadata",
-    spec: "spec",
-    status: "status"
-});
-
-/// The `spec` fields of the OVN NAT rules (the CRDs prune unknown fields).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OvnRuleSpec {
-    /// `ovnEip`
-    pub ovn_eip: String,
-    /// `ipType`
-    pub ip_type: String,
-    /// `ipName`
-    pub ip_name: String,
-    /// DNAT `internalPort`
-    pub internal_port: String,
-    /// DNAT `externalPort`
-    pub external_port: String,
-    /// DNAT `protocol`
-    pub protocol: String,
-    /// `vpc`
-    pub vpc: String,
-    /// DNAT and FIP `v4Ip`
-    pub v4_ip: String,
-    /// DNAT and FIP `v6Ip`
-    pub v6_ip: String,
-    /// SNAT `vpcSubnet`
-    pub vpc_subnet: String,
-    /// SNAT `v4IpCidr`
-    pub v4_ip_cidr: String,
-    /// SNAT `v6IpCidr`
-    pub v6_ip_cidr: String,
-    /// FIP `type`
-    pub rule_type: String,
+object! {
+    /// The `spec` fields of the OVN NAT rules (the CRDs prune unknown fields).
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OvnRuleSpec {
+        /// `ovnEip`
+        pub ovn_eip: String = "ovnEip",
+        /// `ipType`
+        pub ip_type: String = "ipType",
+        /// `ipName`
+        pub ip_name: String = "ipName",
+        /// DNAT `internalPort`
+        pub internal_port: String = "internalPort",
+        /// DNAT `externalPort`
+        pub external_port: String = "externalPort",
+        /// DNAT `protocol`
+        pub protocol: String = "protocol",
+        /// `vpc`
+        pub vpc: String = "vpc",
+        /// DNAT and FIP `v4Ip`
+        pub v4_ip: String = "v4Ip",
+        /// DNAT and FIP `v6Ip`
+        pub v6_ip: String = "v6Ip",
+        /// SNAT `vpcSubnet`
+        pub vpc_subnet: String = "vpcSubnet",
+        /// SNAT `v4IpCidr`
+        pub v4_ip_cidr: String = "v4IpCidr",
+        /// SNAT `v6IpCidr`
+        pub v6_ip_cidr: String = "v6IpCidr",
+        /// FIP `type`
+        pub rule_type: String = "type",
+    }
 }
-
-json::decode_struct!(OvnRuleSpec {
-    ovn_eip: "ovnEip",
-    ip_type: "ipType",
-    ip_name: "ipName",
-    internal_port: "internalPort",
-    external_port: "externalPort",
-    protocol: "protocol",
-    vpc: "vpc",
-    v4_ip: "v4Ip",
-    v6_ip: "v6Ip",
-    vpc_subnet: "vpcSubnet",
-    v4_ip_cidr: "v4IpCidr",
-    v6_ip_cidr: "v6IpCidr",
-    rule_type: "type"
-});

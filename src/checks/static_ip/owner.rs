@@ -90,25 +90,20 @@ fn is_template_hash(s: &str) -> bool {
             .all(|b| matches!(b, b'4'..=b'9' | b'b' | b'c' | b'd' | b'f'))
 }
 
-/// An object's `metadata.ownerReferences` entry, the fields read.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct OwnerReference {
-    /// `apiVersion`
-    pub api_version: String,
-    /// `kind`
-    pub kind: String,
-    /// `name`
-    pub name: String,
-    /// `controller`
-    pub controller: bool,
+json::json_struct! {
+    /// An object's `metadata.ownerReferences` entry, the fields read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OwnerReference {
+        /// `apiVersion`
+        pub api_version: String = "apiVersion",
+        /// `kind`
+        pub kind: String = "kind",
+        /// `name`
+        pub name: String = "name",
+        /// `controller`
+        pub controller: bool = "controller",
+    }
 }
-
-json::decode_struct!(OwnerReference {
-    api_version: "apiVersion",
-    kind: "kind",
-    name: "name",
-    controller: "controller"
-});
 
 /// The name upstream compares with `spec.podName`: the pod's own, or, for a
 /// KubeVirt launcher pod, the VM's (first `kubevirt.io/*`

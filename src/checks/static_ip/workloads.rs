@@ -12,45 +12,34 @@ use crate::k8s::cluster::Cluster;
 use json::{self, Decode, Raw, Reader};
 use std::collections::BTreeMap;
 
-/// The metadata of a Pod, a workload or a pod template.
-#[derive(Debug, Default)]
-struct Metadata {
-    name: String,
-    namespace: String,
-    annotations: BTreeMap<String, String>,
-    owner_references: Vec<OwnerReference>,
+json::json_struct! {
+    /// The metadata of a Pod, a workload or a pod template.
+    #[derive(Debug, Default)]
+    struct Metadata {
+        name: String = "name",
+        namespace: String = "namespace",
+        annotations: BTreeMap<String, String> = "annotations",
+        owner_references: Vec<OwnerReference> = "ownerReferences",
+    }
 }
 
-json::decode_struct!(Metadata {
-    name: "name",
-    namespace: "namespace",
-    annotations: "annotations",
-    owner_references: "ownerReferences"
-});
-
-#[derive(Debug, Default)]
-struct Pod {
-    metadata: Metadata,
+json::json_struct! {
+    #[derive(Debug, Default)]
+    struct Pod {
+        metadata: Metadata = "metadata",
+    }
 }
 
-json::decode_struct!(Pod {
-    metadata: "metadata"
-});
-
-/// Deployment, StatefulSet, DaemonSet and Job keep the template at
-/// `spec.template`; CronJob at `spec.jobTemplate.spec.template`.
-#[derive(Debug, Default)]
-struct WorkloadSpec {
-    template: Pod,
-    job_template: JobTemplate,
-    replicas: Replicas,
+json::json_struct! {
+    /// Deployment, StatefulSet, DaemonSet and Job keep the template at
+    /// `spec.template`; CronJob at `spec.jobTemplate.spec.template`.
+    #[derive(Debug, Default)]
+    struct WorkloadSpec {
+        template: Pod = "template",
+        job_template: JobTemplate = "jobTemplate",
+        replicas: Replicas = "replicas",
+    }
 }
-
-json::decode_struct!(WorkloadSpec {
-    template: "template",
-    job_template: "jobTemplate",
-    replicas: "replicas"
-});
 
 /// `spec.replicas`, read only to warn (I13): absent or `null` is Kubernetes'
 /// default, 1; anything but a whole number is the API server's to refuse,
@@ -73,32 +62,27 @@ impl<'a> Decode<'a> for Replicas {
     }
 }
 
-#[derive(Debug, Default)]
-struct JobTemplate {
-    spec: JobSpec,
+json::json_struct! {
+    #[derive(Debug, Default)]
+    struct JobTemplate {
+        spec: JobSpec = "spec",
+    }
 }
 
-json::decode_struct!(JobTemplate { spec: "spec" });
-
-#[derive(Debug, Default)]
-struct JobSpec {
-    template: Pod,
+json::json_struct! {
+    #[derive(Debug, Default)]
+    struct JobSpec {
+        template: Pod = "template",
+    }
 }
 
-json::decode_struct!(JobSpec {
-    template: "template"
-});
-
-#[derive(Debug, Default)]
-struct WorkloadObject {
-    metadata: Metadata,
-    spec: WorkloadSpec,
+json::json_struct! {
+    #[derive(Debug, Default)]
+    struct WorkloadObject {
+        metadata: Metadata = "metadata",
+        spec: WorkloadSpec = "spec",
+    }
 }
-
-json::decode_struct!(WorkloadObject {
-    metadata: "metadata",
-    spec: "spec"
-});
 
 impl WorkloadObject {
     fn template_annotations(&self, kind: WorkloadKind) -> &BTreeMap<String, String> {

@@ -119,12 +119,6 @@ impl Settings {
     }
 }
 
-impl kubewarden_policy_sdk::settings::Validatable for Settings {
-    fn validate(&self) -> Result<(), String> {
-        Settings::validate(self)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

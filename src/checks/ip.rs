@@ -83,12 +83,7 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![
-                crate::k8s::fake::from_value(
-                    json!({"metadata": {"name": "v6"}, "spec": {"cidrBlock": "fd00:16::/112"}}),
-                )
-                .expect("subnet"),
-            ],
+            subnets: vec![crate::k8s::fake::subnet("v6", "fd00:16::/112")],
             ..FakeCluster::default()
         }
     }

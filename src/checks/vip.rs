@@ -68,10 +68,10 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![
-                crate::k8s::fake::from_value(json!({"metadata": {"name": "dual"}, "spec": {"cidrBlock": "10.98.0.0/24,fd00:98::/120"}}))
-                    .expect("subnet"),
-            ],
+            subnets: vec![crate::k8s::fake::subnet(
+                "dual",
+                "10.98.0.0/24,fd00:98::/120",
+            )],
             ..FakeCluster::default()
         }
     }

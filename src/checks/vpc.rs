@@ -110,7 +110,9 @@ pub fn validate_spec(spec: &VpcSpec) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering};
+    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering, VpcReferrer};
+    use serde_json::json;
 
     fn route(policy: &str, cidr: &str, next_hop: &str) -> StaticRoute {
         StaticRoute {
@@ -205,14 +207,6 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod delete_tests {
-    use super::*;
-    use crate::k8s::fake::FakeCluster;
-    use crate::k8s::objects::VpcReferrer;
-    use serde_json::json;
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
         crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))

@@ -13,6 +13,12 @@ pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, 
     json::from_str(&value.to_string())
 }
 
+/// A Subnet with a name and `spec.cidrBlock`, as the checks' tests need it.
+pub fn subnet(name: &str, cidr_block: &str) -> Subnet {
+    from_value(serde_json::json!({"metadata": {"name": name}, "spec": {"cidrBlock": cidr_block}}))
+        .expect("subnet")
+}
+
 /// Label pairs of a fake object.
 pub type Labels = Vec<(String, String)>;
 

@@ -230,12 +230,7 @@ mod tests {
                 )
                 .expect("vpc"),
             ],
-            subnets: vec![
-                crate::k8s::fake::from_value(
-                    json!({"metadata": {"name": "net-a"}, "spec": {"cidrBlock": "10.0.1.0/24"}}),
-                )
-                .expect("subnet"),
-            ],
+            subnets: vec![crate::k8s::fake::subnet("net-a", "10.0.1.0/24")],
             existing: vec![(Kind::of::<QosPolicy>(), "qos-a".to_string())],
             ..FakeCluster::default()
         }

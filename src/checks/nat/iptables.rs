@@ -373,8 +373,14 @@ mod tests {
                 cm(NAT_CONFIG, json!({"image": "nat:v1"})),
                 cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
             ],
-            subnets: vec![crate::k8s::fake::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
-            eips: vec![eip(json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}), json!({"ready": true, "ip": "10.5.204.10"}))],
+            subnets: vec![crate::k8s::fake::subnet(
+                "ovn-vpc-external-network",
+                "10.5.204.0/24,fd00:5::/120",
+            )],
+            eips: vec![eip(
+                json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}),
+                json!({"ready": true, "ip": "10.5.204.10"}),
+            )],
             ..FakeCluster::default()
         }
     }

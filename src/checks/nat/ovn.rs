@@ -267,7 +267,10 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::from_value(json!({"metadata": {"name": "ovn-vpc-external-network"}, "spec": {"cidrBlock": "10.5.204.0/24,fd00:5::/120"}})).expect("subnet")],
+            subnets: vec![crate::k8s::fake::subnet(
+                "ovn-vpc-external-network",
+                "10.5.204.0/24,fd00:5::/120",
+            )],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
         }

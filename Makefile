@@ -88,15 +88,17 @@ bench: policy.wasm
 # cargo-fuzz targets on native builds; fails on the first crash. Seeds come
 # from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := net_parsers pod_annotations overlap validate json_reader
+# <cargo-fuzz directory>:<target>; the JSON reader's target is its crate's own.
+FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate json/fuzz:json_reader
 
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }
 	python3 scripts/fuzz-seeds.py
-	@for t in $(FUZZ_TARGETS); do \
+	@for spec in $(FUZZ_TARGETS); do \
+		dir=$${spec%%:*}; t=$${spec#*:}; \
 		mkdir -p fuzz/corpus/$$t; \
 		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
-		cargo +nightly fuzz run $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+		cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
 	done
 

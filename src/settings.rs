@@ -1,7 +1,7 @@
 //! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
 
 use crate::k8s::names::is_dns1123_subdomain;
-use crate::upstream::net::{Protocol, check_protocol};
+use crate::upstream::kubeovn_util::{Protocol, check_protocol};
 use json::{self, Reader};
 
 /// The default for `defaultVpc`: Kube-OVN's default VPC.

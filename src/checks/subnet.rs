@@ -13,9 +13,11 @@ use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
 use crate::settings::Settings;
-use crate::upstream::net::{
-    Protocol, check_protocol, cidr_contain_ip, cidr_overlap, contains_uppercase, family, format_ip,
-    go_quote, ip_number, ip_to_string, parse_cidr, parse_ip, split_string_ip,
+use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
+use crate::upstream::go_strconv::go_quote;
+use crate::upstream::kubeovn_util::{
+    Protocol, check_protocol, cidr_contain_ip, cidr_overlap, contains_uppercase, family, ip_number,
+    ip_to_string, split_string_ip,
 };
 use std::cell::OnceCell;
 

@@ -6,7 +6,8 @@
 use crate::k8s::cluster::Cluster;
 use crate::k8s::names::not_found;
 use crate::k8s::objects::Subnet;
-use crate::upstream::net::{cidr_contain_ip, contains_uppercase, parse_ip};
+use crate::upstream::go_net::parse_ip;
+use crate::upstream::kubeovn_util::{cidr_contain_ip, contains_uppercase};
 
 /// An object's claim on addresses of a Subnet, and the words its messages use.
 pub struct Claim<'a> {

@@ -8,7 +8,9 @@ use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
 use crate::k8s::objects::{Vpc, VpcSpec};
-use crate::upstream::net::{check_cidrs, go_quote, parse_cidr, parse_ip};
+use crate::upstream::go_net::{parse_cidr, parse_ip};
+use crate::upstream::go_strconv::go_quote;
+use crate::upstream::kubeovn_util::check_cidrs;
 
 /// Admits a Vpc CREATE, UPDATE or DELETE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {

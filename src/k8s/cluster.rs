@@ -18,7 +18,7 @@ use crate::k8s::objects::{
     ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Kind, Named,
     Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
-use crate::upstream::net::go_quote;
+use crate::upstream::go_strconv::go_quote;
 use json::{self, Decode};
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,

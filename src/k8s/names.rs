@@ -1,7 +1,7 @@
 //! Kubernetes' rules for names and label values, and the "not found"
 //! message upstream's informer cache gives.
 
-use crate::upstream::net::go_quote;
+use crate::upstream::go_strconv::go_quote;
 
 /// A valid Kubernetes label value: at most 63 characters, alphanumerics
 /// with `-`, `_` and `.` inside. Only such a value may go into a selector: the

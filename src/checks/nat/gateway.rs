@@ -9,7 +9,9 @@ use crate::k8s::cluster::Cluster;
 use crate::k8s::names::not_found;
 use crate::k8s::objects::Kind;
 use crate::k8s::objects::{ConfigMap, IptablesEip, QosPolicy, Subnet, Vpc, VpcNatGateway};
-use crate::upstream::net::{cidr_contain_ip, go_quote, parse_ip};
+use crate::upstream::go_net::parse_ip;
+use crate::upstream::go_strconv::go_quote;
+use crate::upstream::kubeovn_util::cidr_contain_ip;
 
 /// Admits a VpcNatGateway CREATE, UPDATE or DELETE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {

@@ -13,7 +13,9 @@ use crate::k8s::objects::Kind;
 use crate::k8s::objects::{
     IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
 };
-use crate::upstream::net::{atoi, check_cidrs, go_quote, parse_ip};
+use crate::upstream::go_net::parse_ip;
+use crate::upstream::go_strconv::{atoi, go_quote};
+use crate::upstream::kubeovn_util::check_cidrs;
 
 /// Admits an IptablesEIP CREATE, UPDATE or DELETE.
 pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {

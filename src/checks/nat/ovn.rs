@@ -10,7 +10,7 @@ use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
 use crate::k8s::names::not_found;
 use crate::k8s::objects::{OvnEip, OvnRule};
-use crate::upstream::net::go_quote;
+use crate::upstream::go_strconv::go_quote;
 
 /// Admits an OvnEip CREATE, UPDATE or DELETE.
 pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
@@ -145,7 +145,7 @@ fn go_atoi(text: &str) -> Result<i64, String> {
             go_quote(text)
         ));
     }
-    crate::upstream::net::atoi(text).ok_or_else(|| {
+    crate::upstream::go_strconv::atoi(text).ok_or_else(|| {
         format!(
             "strconv.Atoi: parsing {}: value out of range",
             go_quote(text)

@@ -6,10 +6,9 @@
 //! `ip_family` and bandwidth blocks; we walk it in key order, so a request
 //! with several such errors always gets the same message.
 
-use crate::upstream::net::{
-    Protocol, atoi, check_cidrs, check_protocol, cidr_contain_ip, is_valid_mac, parse_cidr,
-    parse_ip,
-};
+use crate::upstream::go_net::{is_valid_mac, parse_cidr, parse_ip};
+use crate::upstream::go_strconv::atoi;
+use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
 use std::collections::{BTreeMap, HashSet};
 use std::ops::Bound;
 

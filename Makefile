@@ -73,7 +73,7 @@ lint:
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 
 unit-tests:
-	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy
+	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy -p kube-ovn-json
 
 # The compiled module in the waPC host (testhost/tests/).
 host-tests: policy.wasm

@@ -4,10 +4,10 @@
 
 pub mod denial;
 
-use denial::Denial;
-
 use crate::k8s::cluster::LookupError;
-use json::{Decode, Raw};
+use denial::Denial;
+use json::{Decode, Raw, Reader};
+use std::borrow::Cow;
 
 json::json_struct! {
     /// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
@@ -27,7 +27,7 @@ json::json_struct! {
         /// `kind`: the group and kind dispatch goes by.
         pub kind: GroupVersionKind = "kind",
         /// `operation`: `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-        pub operation: String = "operation",
+        pub operation: Operation = "operation",
         /// `name`
         pub name: String = "name",
         /// `namespace`
@@ -51,7 +51,7 @@ json::json_struct! {
 }
 
 /// An admission operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Operation {
     /// `CREATE`
     Create,
@@ -59,21 +59,23 @@ pub enum Operation {
     Update,
     /// `DELETE`
     Delete,
-    /// Anything else (`CONNECT`): no check admits it.
+    /// Anything else (`CONNECT`, or none): no check admits it.
+    #[default]
     Other,
 }
 
-impl<'a> Request<'a> {
-    /// The request's operation.
-    pub fn operation(&self) -> Operation {
-        match self.operation.as_str() {
+impl<'a> Decode<'a> for Operation {
+    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
+        Ok(match Cow::<str>::decode(reader)?.as_ref() {
             "CREATE" => Operation::Create,
             "UPDATE" => Operation::Update,
             "DELETE" => Operation::Delete,
             _ => Operation::Other,
-        }
+        })
     }
+}
 
+impl<'a> Request<'a> {
     /// The `object`, decoded (400 when absent or undecodable).
     pub fn object<T: Decode<'a>>(&self) -> Result<T, Denial> {
         decode(&self.kind.kind, self.object)

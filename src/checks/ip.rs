@@ -9,7 +9,7 @@ use crate::k8s::objects::Ip;
 
 /// Admits an IP CREATE or UPDATE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_create(&request.object()?, cluster),
         Operation::Update => {
             // Upstream decodes the old object first.

@@ -28,7 +28,7 @@ pub fn admit(
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     let context = Context::new(settings, cluster);
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_create(&request.object()?, &context),
         Operation::Update => {
             let (new, old) = request.update()?;

@@ -14,7 +14,7 @@ use crate::upstream::kubeovn_util::check_cidrs;
 
 /// Admits a Vpc CREATE, UPDATE or DELETE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_create(&request.object()?, cluster),
         Operation::Update => validate_update(&request.object()?),
         Operation::Delete => validate_delete(&request.old_object()?, cluster),

@@ -15,7 +15,7 @@ use crate::upstream::kubeovn_util::cidr_contain_ip;
 
 /// Admits a VpcNatGateway CREATE, UPDATE or DELETE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create | Operation::Update => {
             let gw = request.object()?;
             let old = request.old_object_if_any()?;

@@ -19,7 +19,7 @@ use crate::upstream::kubeovn_util::check_cidrs;
 
 /// Admits an IptablesEIP CREATE, UPDATE or DELETE.
 pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_eip_create(&request.object()?, cluster),
         Operation::Update => {
             let (new, old) = request.update()?;
@@ -32,7 +32,7 @@ pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Den
 
 /// Admits an IptablesDnatRule CREATE or UPDATE.
 pub fn admit_dnat(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_dnat_create(&request.object()?, cluster),
         Operation::Update => {
             let (new, old) = request.update()?;
@@ -58,7 +58,7 @@ fn admit_rule(
     create: fn(&IptablesRule, &dyn Cluster) -> Result<(), Denial>,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => create(&request.object()?, cluster),
         Operation::Update => {
             let (new, old) = request.update()?;

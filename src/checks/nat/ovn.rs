@@ -14,7 +14,7 @@ use crate::upstream::go_strconv::go_quote;
 
 /// Admits an OvnEip CREATE, UPDATE or DELETE.
 pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_eip_create(&request.object()?, cluster),
         Operation::Update => {
             let (new, old) = request.update()?;
@@ -31,7 +31,7 @@ pub fn admit_rule(
     request: &Request<'_>,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => {
             let rule = request.object()?;
             match kind {

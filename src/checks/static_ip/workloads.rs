@@ -95,7 +95,7 @@ impl WorkloadObject {
 
 /// Admits a Pod CREATE.
 pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation() {
+    match request.operation {
         Operation::Create => {
             validate_pod(request.object, &request.name, &request.namespace, cluster)
         }
@@ -113,7 +113,7 @@ pub fn admit(
         return Ok(Vec::new());
     };
     let namespace = &request.namespace;
-    match request.operation() {
+    match request.operation {
         Operation::Create => validate_workload(kind, request.object, None, namespace, cluster),
         Operation::Update => {
             validate_workload(kind, request.object, request.old_object, namespace, cluster)

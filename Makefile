@@ -31,7 +31,7 @@ HOST_PROFILE := --profile host
 CASES        ?= tests/conformance tests/cases
 EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
-SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
+SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz validate-deploy \
@@ -65,14 +65,17 @@ run-example: policy.wasm
 fmt:
 	$(CARGO) fmt --all -- --check
 
+# The layer rule of docs/architecture.md: no module uses one of a higher
+# layer, and no two modules use each other.
 lint:
+	python3 scripts/check-layers.py
 	$(CARGO) clippy $(CARGO_FLAGS) $(HOST_PROFILE) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 
 unit-tests:
-	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy
+	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy -p kube-ovn-json
 
-# The compiled module in the waPC host (tests/policy.rs, testhost's own tests).
+# The compiled module in the waPC host (testhost/tests/).
 host-tests: policy.wasm
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost
 
@@ -85,15 +88,17 @@ bench: policy.wasm
 # cargo-fuzz targets on native builds; fails on the first crash. Seeds come
 # from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := net_parsers pod_annotations overlap validate json_reader
+# <cargo-fuzz directory>:<target>; the JSON reader's target is its crate's own.
+FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate json/fuzz:json_reader
 
 fuzz:
 	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }
 	python3 scripts/fuzz-seeds.py
-	@for t in $(FUZZ_TARGETS); do \
+	@for spec in $(FUZZ_TARGETS); do \
+		dir=$${spec%%:*}; t=$${spec#*:}; \
 		mkdir -p fuzz/corpus/$$t; \
 		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
-		cargo +nightly fuzz run $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+		cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
 	done
 

@@ -5,7 +5,7 @@
 # needs kwctl (Kubewarden's releases or Homebrew: docs/development.md), bats >= 1.5 and jq.
 #
 # The same cases run in this repository's waPC host in CI, where kwctl is
-# absent (tests/e2e_sessions.rs reads this file). So each @test uses only
+# absent (testhost/tests/e2e_sessions.rs reads this file). So each @test uses only
 # these helpers, one call per line, with single-quoted messages:
 #
 #   evaluate <request.json> <session.yml> [<settings.yaml>]

@@ -2,7 +2,7 @@
 """Unicode tables for Go's `strconv.IsPrint` and `unicode.IsUpper`, as Go sees them.
 
     apt-get install unicode-data        # Debian bookworm: 15.0.0-1
-    python3 scripts/go-unicode-tables.py [UCD_DIR] > src/net/go_unicode.rs
+    python3 scripts/go-unicode-tables.py [UCD_DIR] > src/upstream/go_strconv/go_unicode.rs
 
 Kube-OVN is built with Go 1.25 (go.mod `go 1.25.7`), whose `unicode.Version`
 is "15.0.0" (Go 1.21 through 1.26 ship Unicode 15.0.0; golang/go#65141 and
@@ -102,7 +102,7 @@ def bsearch(a, x):
 
 
 def go_is_print(r, p16, np16, p32, np32):
-    """Go's strconv.IsPrint over the four tables (mirrors src/net.rs)."""
+    """Go's strconv.IsPrint over the four tables (mirrors src/upstream/go_strconv.rs)."""
     if r <= 0xFF:
         if 0x20 <= r <= 0x7E:
             return True

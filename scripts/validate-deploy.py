@@ -19,7 +19,7 @@
    PolicyServer defined here, with the module and the lookups metadata.yml
    declares; no policy skips objects by a label a tenant can set; the
    policy-server's ServiceAccount is granted exactly the verbs its lookups
-   need (LOOKUPS below, from src/cluster.rs), no more; the audit scanner
+   need (LOOKUPS below, from src/k8s/cluster.rs), no more; the audit scanner
    may list every kubeovn.io kind it replays; the PolicyServer is highly
    available; and every host call recorded in test_data/session_*.yml is
    one LOOKUPS allows.
@@ -59,7 +59,7 @@ KUBERNETES_VERSIONS = ["1.30.0", "1.37.0"]
 KUBEWARDEN_NAMESPACE = "kubewarden"
 AUDIT_SCANNER_SA = "audit-scanner"
 
-# What the policy looks up (src/cluster.rs), by (apiVersion, kind): its
+# What the policy looks up (src/k8s/cluster.rs), by (apiVersion, kind): its
 # plural, and how: "get" is a get_resource (an API GET: verb get), "list" a
 # list_resources_all (a watch cache: verbs list and watch). A lookup that
 # is confined to names in one namespace says so, and is granted through a
@@ -80,7 +80,7 @@ LOOKUPS = {
     ("kubeovn.io/v1", "Vpc"): ("vpcs", {"get", "list"}),
     ("v1", "Namespace"): ("namespaces", {"list"}),
     # Service default/kubernetes (I9), and Kube-OVN's NAT gateway
-    # configuration in kube-system (src/nat_gateway.rs).
+    # configuration in kube-system (src/checks/nat/gateway.rs).
     ("v1", "Service"): ("services", {"get"}, "default", {"kubernetes"}),
     ("v1", "ConfigMap"): ("configmaps", {"get"}, "kube-system", {"ovn-vpc-nat-config", "ovn-vpc-nat-gw-config"}),
 }

@@ -1,8 +1,8 @@
 //! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
 
-use crate::cluster::is_dns1123_subdomain;
-use crate::json::{self, Reader};
-use crate::net::{Protocol, check_protocol};
+use crate::k8s::names::is_dns1123_subdomain;
+use crate::upstream::kubeovn_util::{Protocol, check_protocol};
+use json::{self, Reader};
 
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
@@ -116,12 +116,6 @@ impl Settings {
         };
         settings.validate()?;
         Ok(settings)
-    }
-}
-
-impl kubewarden_policy_sdk::settings::Validatable for Settings {
-    fn validate(&self) -> Result<(), String> {
-        Settings::validate(self)
     }
 }
 

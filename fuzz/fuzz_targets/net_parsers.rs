@@ -2,11 +2,12 @@
 //! whatever parses prints back to the same address.
 #![no_main]
 
-use kube_ovn_policy::net::{
-    atoi, check_cidrs, check_protocol, cidr_contain_ip, format_ip, go_quote, ip_to_string,
-    is_valid_mac, parse_cidr, parse_ip, split_string_ip,
+use kube_ovn_policy::k8s::objects::BigInt;
+use kube_ovn_policy::upstream::go_net::{format_ip, is_valid_mac, parse_cidr, parse_ip};
+use kube_ovn_policy::upstream::go_strconv::{atoi, go_quote};
+use kube_ovn_policy::upstream::kubeovn_util::{
+    check_cidrs, check_protocol, cidr_contain_ip, ip_to_string, split_string_ip,
 };
-use kube_ovn_policy::resources::BigInt;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

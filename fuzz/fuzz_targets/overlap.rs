@@ -2,7 +2,8 @@
 //! symmetric whenever every block parses.
 #![no_main]
 
-use kube_ovn_policy::net::{check_cidrs, cidr_overlap, nets_overlap, parse_cidr};
+use kube_ovn_policy::upstream::go_net::parse_cidr;
+use kube_ovn_policy::upstream::kubeovn_util::{check_cidrs, cidr_overlap, nets_overlap};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

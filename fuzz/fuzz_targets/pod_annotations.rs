@@ -3,9 +3,9 @@
 //! annotations the policy reads.
 #![no_main]
 
-use kube_ovn_policy::cluster::{Host, HostCluster};
-use kube_ovn_policy::pod_network;
-use kube_ovn_policy::static_ip::{self, Request, Subject};
+use kube_ovn_policy::checks::static_ip::annotations;
+use kube_ovn_policy::checks::static_ip::{self, Request, Subject};
+use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 
@@ -30,10 +30,20 @@ struct Small;
 impl Host for Small {
     fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
         let text = String::from_utf8_lossy(payload);
-        let answer = match (operation, text.contains("\"Subnet\""), text.contains("\"IP\"")) {
-            ("list_resources_all", _, true) => r#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","items":[{"metadata":{"name":"a.default"},"spec":{"podName":"a","namespace":"default","subnet":"ovn-default","ipAddress":"10.16.0.5,fd00::5","v4IpAddress":"10.16.0.5","v6IpAddress":"fd00::5"}}]}"#,
-            ("list_resources_all", true, _) => r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","items":[{"metadata":{"name":"ovn-default"},"spec":{"default":true,"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}]}"#,
-            ("get_resource", true, _) => r#"{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata":{"name":"ovn-default"},"spec":{"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}"#,
+        let answer = match (
+            operation,
+            text.contains("\"Subnet\""),
+            text.contains("\"IP\""),
+        ) {
+            ("list_resources_all", _, true) => {
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","items":[{"metadata":{"name":"a.default"},"spec":{"podName":"a","namespace":"default","subnet":"ovn-default","ipAddress":"10.16.0.5,fd00::5","v4IpAddress":"10.16.0.5","v6IpAddress":"fd00::5"}}]}"#
+            }
+            ("list_resources_all", true, _) => {
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","items":[{"metadata":{"name":"ovn-default"},"spec":{"default":true,"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}]}"#
+            }
+            ("get_resource", true, _) => {
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata":{"name":"ovn-default"},"spec":{"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}"#
+            }
             _ => return Err("not found".to_string()),
         };
         Ok(answer.as_bytes().to_vec())
@@ -52,7 +62,7 @@ fuzz_target!(|data: &[u8]| {
         };
         annotations.insert(key, value.to_string());
     }
-    let _ = pod_network::validate(&annotations);
+    let _ = annotations::validate(&annotations);
     let request = Request {
         annotations: &annotations,
         namespace: "default",

@@ -5,7 +5,7 @@
 //! lookup. Nothing may panic: every input gets an answer.
 #![no_main]
 
-use kube_ovn_policy::cluster::{Host, HostCluster};
+use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 
@@ -43,9 +43,11 @@ impl Host for Cluster<'_> {
                 .find(|o| o["metadata"]["name"] == request["name"])
                 .map(|o| o.to_string().into_bytes())
                 .ok_or_else(|| "not found".to_string()),
-            _ => Ok(json!({"apiVersion": api_version, "kind": format!("{kind}List"), "items": items})
-                .to_string()
-                .into_bytes()),
+            _ => Ok(
+                json!({"apiVersion": api_version, "kind": format!("{kind}List"), "items": items})
+                    .to_string()
+                    .into_bytes(),
+            ),
         }
     }
 }

@@ -12,7 +12,7 @@
 //! The last line is the headline figure: the non-conflicting Pod with 10 000
 //! IP CRs over 1 000 subnets.
 
-use kube_ovn_policy::cluster::{Host, HostCluster};
+use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use serde_json::{Value, json};
 use std::cell::Cell;
 use std::path::Path;

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""The layer rule of docs/architecture.md, checked on src/.
+
+    python3 scripts/check-layers.py        (run by `make lint`)
+
+Each module under src/ belongs to a layer, named by the first segment of its
+path (`src/checks/nat/ovn.rs` is `checks`); the crate root (lib.rs) is above
+them all. A module may use modules of its own layer or of layers below it,
+never one above it; and no two modules may use each other, directly or
+through others (the module graph has no cycle). A module's own test file
+(`x/tests.rs`) and inline `mod tests` count as part of the module.
+
+Uses are found as text: `use crate::…`, `crate::…` paths in code, and
+`super::…` resolved against the file's module path. Comments are skipped.
+"""
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+
+# Highest first. Each layer may use only itself and the layers after it.
+LAYERS = ["lib", "checks", "admission", "settings", "k8s", "upstream"]
+# Layers that sit side by side: neither may use the other.
+PEERS = [{"admission", "settings"}]
+
+PATH = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+GROUP = re.compile(r"\b(crate|super)((?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{([^{}]*(?:\{[^{}]*\}[^{}]*)*)\}")
+
+
+def module_of(path: Path) -> list[str]:
+    rel = path.relative_to(SRC).with_suffix("")
+    parts = list(rel.parts)
+    if parts == ["lib"]:
+        return []
+    if parts[-1] == "mod":
+        parts.pop()
+    return parts
+
+
+def owner(parts: list[str], modules: set[tuple[str, ...]]) -> tuple[str, ...]:
+    """The longest prefix of a path that is a module with its own file."""
+    for n in range(len(parts), -1, -1):
+        if tuple(parts[:n]) in modules:
+            return tuple(parts[:n])
+    return ()
+
+
+def unit(module: tuple[str, ...]) -> tuple[str, ...]:
+    """A module's test file belongs to the module it tests."""
+    return module[:-1] if module and module[-1] == "tests" else module
+
+
+def layer(module: tuple[str, ...]) -> str:
+    return module[0] if module else "lib"
+
+
+def strip_comments(text: str) -> str:
+    """The code without comments, string and character literals."""
+    text = re.sub(r'r(#+)".*?"\1', '""', text, flags=re.S)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text, flags=re.S)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def inline_modules(text: str) -> list[tuple[int, int, str]]:
+    """The `mod name { … }` blocks of a file: start, end and name."""
+    found, stack = [], []
+    opening = {m.end() - 1: m.group(1) for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text)}
+    for i, c in enumerate(text):
+        if c == "{":
+            stack.append((i, opening.get(i)))
+        elif c == "}" and stack:
+            start, name = stack.pop()
+            if name:
+                found.append((start, i, name))
+    return found
+
+
+def uses(text: str, here: list[str]) -> list[list[str]]:
+    found = []
+    blocks = inline_modules(text)
+
+    def absolute(root: str, rest: str, at: int) -> list[str]:
+        segs = [s for s in rest.split("::") if s]
+        if root == "crate":
+            return segs
+        inner = [name for start, end, name in sorted(blocks) if start < at < end]
+        base = here + inner
+        base = base[:-1]
+        while segs and segs[0] == "super":
+            segs.pop(0)
+            base = base[:-1]
+        return base + segs
+
+    for m in GROUP.finditer(text):
+        prefix = absolute(m.group(1), m.group(2), m.start())
+        for item in re.split(r",", re.sub(r"\{[^{}]*\}", "", m.group(3))):
+            item = item.strip().split(" as ")[0].strip()
+            segs = [s for s in item.split("::") if s and s not in ("self", "*")]
+            found.append(prefix + segs)
+        found.append(prefix)
+    for m in PATH.finditer(GROUP.sub(lambda g: " " * len(g.group(0)), text)):
+        found.append(absolute(m.group(1), m.group(2), m.start()))
+    return found
+
+
+def main() -> int:
+    files = sorted(SRC.rglob("*.rs"))
+    modules = {tuple(module_of(f)) for f in files}
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    errors = []
+    graph: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for f in files:
+        here = module_of(f)
+        me = unit(tuple(here))
+        if layer(me) not in rank:
+            errors.append(f"{f.relative_to(ROOT)}: module `{layer(me)}` is in no layer (LAYERS in {Path(__file__).name})")
+        for path in uses(strip_comments(f.read_text()), here):
+            target = unit(owner(path, modules))
+            if target == me:
+                continue
+            graph.setdefault(me, set()).add(target)
+            a, b = layer(me), layer(target)
+            if a not in rank or b not in rank:
+                continue
+            if rank[b] < rank[a] or any({a, b} == p for p in PEERS if a != b):
+                errors.append(
+                    f"{f.relative_to(ROOT)}: `{'::'.join(['crate'] + path)}` is in layer `{b}`, "
+                    f"which `{a}` may not use"
+                )
+    errors += cycles(graph)
+    for e in sorted(set(errors)):
+        print(e)
+    if errors:
+        print(f"check-layers: {len(set(errors))} problem(s); layers, highest first: {' > '.join(LAYERS)}")
+        return 1
+    print(f"check-layers: {len(files)} files, {sum(len(v) for v in graph.values())} module uses, "
+          f"layers {' > '.join(LAYERS)}: no upward use, no cycle")
+    return 0
+
+
+def cycles(graph: dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[str]:
+    """Every strongly connected component of more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                names = sorted("crate" + "".join("::" + s for s in c) for c in comp)
+                out.append("modules use each other (a cycle): " + ", ".join(names))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+//! IP admission: kube-ovn-webhook's `IPCreateHook` and `IPUpdateHook` for the
+//! `kubeovn.io/v1` IP objects themselves. Every failure is `Errored(400)`.
+
+use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
+use crate::checks::subnet_address::{self, Claim};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::Ip;
+
+/// Admits an IP CREATE or UPDATE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation {
+        Operation::Create => validate_create(&request.object()?, cluster),
+        Operation::Update => {
+            // Upstream decodes the old object first.
+            let old = request.old_object()?;
+            validate_update(&request.object()?, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
+
+/// An IP CREATE: its subnet exists, its addresses lie in it, and its pod
+/// type is one Kube-OVN knows.
+pub fn validate_create(ip: &Ip, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let spec = &ip.spec;
+    let name = ip.metadata.name.as_str();
+    let claim = Claim {
+        subnet: &spec.subnet,
+        v4: &spec.v4_ip_address,
+        v6: &spec.v6_ip_address,
+        upper_case_v6: &|| format!("ip {name} v6 ip address can not contain upper case"),
+        v6_word: "ip",
+    };
+    subnet_address::check(&claim, cluster).map_err(Denial::bad_request)?;
+    if !matches!(
+        spec.pod_type.as_str(),
+        "" | "VirtualMachine" | "StatefulSet"
+    ) {
+        return Err(Denial::bad_request(format!(
+            "podType {} is not supported",
+            spec.pod_type
+        )));
+    }
+    Ok(())
+}
+
+/// An IP UPDATE: checked as a CREATE, then no field that was set may change.
+pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), Denial> {
+    validate_create(new, cluster)?;
+    let (n, o) = (&new.spec, &old.spec);
+    let immutable = [
+        ("subnet", &n.subnet, &o.subnet),
+        ("namespace", &n.namespace, &o.namespace),
+        ("podName", &n.pod_name, &o.pod_name),
+        ("podType", &n.pod_type, &o.pod_type),
+        ("v4IPAddress", &n.v4_ip_address, &o.v4_ip_address),
+        ("v6IPAddress", &n.v6_ip_address, &o.v6_ip_address),
+        ("macAddress", &n.mac_address, &o.mac_address),
+    ];
+    match immutable
+        .iter()
+        .find(|(_, new, old)| !old.is_empty() && new != old)
+    {
+        Some((field, ..)) => Err(Denial::bad_request(format!(
+            "ip {} {field} can not change",
+            new.metadata.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::fake::FakeCluster;
+    use serde_json::{Value, json};
+
+    fn ip(spec: Value) -> Ip {
+        crate::k8s::fake::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
+            .expect("ip")
+    }
+
+    fn cluster() -> FakeCluster {
+        FakeCluster {
+            subnets: vec![crate::k8s::fake::subnet("v6", "fd00:16::/112")],
+            ..FakeCluster::default()
+        }
+    }
+
+    #[test]
+    fn create_checks_subnet_addresses_and_pod_type() {
+        let cases: &[(Value, Result<(), &str>)] = &[
+            (
+                json!({"subnet": "v6", "v6IpAddress": "fd00:16::5", "podType": "StatefulSet"}),
+                Ok(()),
+            ),
+            (json!({"subnet": "v6", "podType": "VirtualMachine"}), Ok(())),
+            (
+                json!({"subnet": ""}),
+                Err("subnet parameter cannot be empty"),
+            ),
+            (
+                json!({"subnet": "v4"}),
+                Err("Subnet.kubeovn.io \"v4\" not found"),
+            ),
+            (
+                json!({"subnet": "v6", "v4IpAddress": "10.16.0.5"}),
+                Err("the V4ip 10.16.0.5 is not in the range of subnet v6, cidr fd00:16::/112"),
+            ),
+            (
+                json!({"subnet": "v6", "v6IpAddress": "FD00:16::5"}),
+                Err("ip web-0.default v6 ip address can not contain upper case"),
+            ),
+            (
+                json!({"subnet": "v6", "v6IpAddress": "fd00:17::5"}),
+                Err("the ip fd00:17::5 is not in the range of subnet v6, cidr fd00:16::/112"),
+            ),
+            (
+                json!({"subnet": "v6", "podType": "Pod"}),
+                Err("podType Pod is not supported"),
+            ),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(
+                validate_create(&ip(spec.clone()), &cluster()),
+                want.map_err(Denial::bad_request),
+                "{spec}"
+            );
+        }
+    }
+
+    #[test]
+    fn update_keeps_every_field_that_was_set() {
+        let old = ip(
+            json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"}),
+        );
+        let changed = |field: &str, value: &str| {
+            let mut spec = json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"});
+            spec[field] = json!(value);
+            ip(spec)
+        };
+        assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
+        // A field that was empty may be filled in.
+        assert_eq!(
+            validate_update(&changed("podType", "StatefulSet"), &old, &cluster()),
+            Ok(())
+        );
+        for (field, name) in [
+            ("namespace", "namespace"),
+            ("podName", "podName"),
+            ("macAddress", "macAddress"),
+        ] {
+            assert_eq!(
+                validate_update(&changed(field, "other"), &old, &cluster()),
+                Err(Denial::bad_request(format!(
+                    "ip web-0.default {name} can not change"
+                ))),
+                "{field}"
+            );
+        }
+    }
+}

@@ -1,0 +1,488 @@
+//! The OVN NAT kinds: kube-ovn-webhook's hooks for OvnEip (CREATE, UPDATE,
+//! DELETE) and OvnDnatRule, OvnSnatRule and OvnFip (CREATE, UPDATE).
+//! Upstream has them in code but its manifests never route them; every
+//! failure is `Errored(400)`.
+
+use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
+use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
+use crate::checks::subnet_address::{self, EipStyle};
+use crate::k8s::cluster::{Cluster, OvnNatKind};
+use crate::k8s::names::not_found;
+use crate::k8s::objects::{OvnEip, OvnRule};
+use crate::upstream::go_strconv::go_quote;
+
+/// Admits an OvnEip CREATE, UPDATE or DELETE.
+pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation {
+        Operation::Create => validate_eip_create(&request.object()?, cluster),
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_eip_update(&new, &old, cluster)
+        }
+        Operation::Delete => validate_eip_delete(&request.old_object()?, cluster),
+        Operation::Other => Ok(()),
+    }
+}
+
+/// Admits an OvnDnatRule, OvnSnatRule or OvnFip CREATE or UPDATE.
+pub fn admit_rule(
+    kind: OvnNatKind,
+    request: &Request<'_>,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    match request.operation {
+        Operation::Create => {
+            let rule = request.object()?;
+            match kind {
+                OvnNatKind::DnatRule => validate_dnat_create(&rule, cluster),
+                OvnNatKind::SnatRule => validate_snat_create(&rule, cluster),
+                OvnNatKind::Fip => validate_fip_create(&rule, cluster),
+            }
+        }
+        Operation::Update => {
+            let (new, old) = request.update()?;
+            validate_rule_update(kind, &new, &old, cluster)
+        }
+        Operation::Delete | Operation::Other => Ok(()),
+    }
+}
+
+/// The label kube-ovn-controller puts on an OVN NAT rule naming its EIP's
+/// IPv6 address (`:` written as `-`).
+pub const EIP_V6_IP_LABEL: &str = "ovn.kubernetes.io/eip_v6_ip";
+
+fn bad(message: impl Into<String>) -> Denial {
+    Denial::bad_request(message)
+}
+
+/// Kube-OVN's `util.IPv6ToLabelValue`: `:` as `-`, padded with `0` where
+/// the value would start or end with `-`.
+fn ipv6_label_value(ip: &str) -> String {
+    if ip.is_empty() {
+        return String::new();
+    }
+    let mut v = ip.replace(':', "-");
+    if v.starts_with('-') {
+        v.insert(0, '0');
+    }
+    if v.ends_with('-') {
+        v.push('0');
+    }
+    v
+}
+
+/// An OvnEip CREATE: an existing external subnet holding its addresses.
+pub fn validate_eip_create(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let spec = &eip.spec;
+    subnet_address::check_eip(
+        &eip.metadata.name,
+        &spec.external_subnet,
+        &spec.v4_ip,
+        &spec.v6_ip,
+        EipStyle::Ovn,
+        cluster,
+    )
+    .map_err(bad)
+}
+
+/// An OvnEip UPDATE that changes the spec: refused once ready, else checked
+/// as a CREATE.
+pub fn validate_eip_update(
+    new: &OvnEip,
+    old: &OvnEip,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    if new.spec == old.spec {
+        return Ok(());
+    }
+    if old.status.ready {
+        return Err(bad("OvnEip not support change"));
+    }
+    validate_eip_create(new, cluster)
+}
+
+/// An OvnEip DELETE: refused while ready and a DNAT, FIP or SNAT rule is
+/// labelled with its addresses.
+pub fn validate_eip_delete(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), Denial> {
+    if !eip.status.ready {
+        return Ok(());
+    }
+    let v6 = ipv6_label_value(&eip.spec.v6_ip);
+    let labels = [
+        (EIP_V4_IP_LABEL, eip.spec.v4_ip.as_str()),
+        (EIP_V6_IP_LABEL, v6.as_str()),
+    ];
+    for kind in [OvnNatKind::DnatRule, OvnNatKind::Fip, OvnNatKind::SnatRule] {
+        if !cluster
+            .labelled(kind.as_kind(), &labels, &["spec.ovnEip"])?
+            .is_empty()
+        {
+            return Err(bad(format!(
+                "OvnEip {} is still used by ovn nat",
+                eip.metadata.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The EIP a rule names must exist (nothing of it is read).
+fn eip_exists(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
+    if cluster.exists(OvnNatKind::eip_kind(), name)? {
+        Ok(())
+    } else {
+        Err(bad(not_found::<OvnEip>(name)))
+    }
+}
+
+/// Go's `strconv.Atoi` with its error text.
+fn go_atoi(text: &str) -> Result<i64, String> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "strconv.Atoi: parsing {}: invalid syntax",
+            go_quote(text)
+        ));
+    }
+    crate::upstream::go_strconv::atoi(text).ok_or_else(|| {
+        format!(
+            "strconv.Atoi: parsing {}: value out of range",
+            go_quote(text)
+        )
+    })
+}
+
+/// An OvnDnatRule CREATE.
+pub fn validate_dnat_create(dnat: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let spec = &dnat.spec;
+    if spec.ovn_eip.is_empty() {
+        return Err(bad("should set spec ovnEip"));
+    }
+    if spec.ip_name.is_empty() && spec.v4_ip.is_empty() && spec.v6_ip.is_empty() {
+        return Err(bad("should set spec ipName or v4 or v6 Ip"));
+    }
+    eip_exists(&spec.ovn_eip, cluster)?;
+    if spec.external_port.is_empty() {
+        return Err(bad("should set spec externalPort"));
+    }
+    if spec.internal_port.is_empty() {
+        return Err(bad("should set spec internalPort"));
+    }
+    for (which, port) in [
+        ("externalPort", &spec.external_port),
+        ("internalPort", &spec.internal_port),
+    ] {
+        match go_atoi(port) {
+            Err(why) => {
+                return Err(bad(format!("failed to parse spec {which} {port}: {why}")));
+            }
+            Ok(0..=65535) => {}
+            Ok(_) => {
+                return Err(bad(format!("spec {which} {port} is not a valid port")));
+            }
+        }
+    }
+    if !spec.protocol.eq_ignore_ascii_case("tcp") && !spec.protocol.eq_ignore_ascii_case("udp") {
+        return Err(bad(format!(
+            "invalid dnat protocol: {}, support tcp or udp",
+            spec.protocol
+        )));
+    }
+    Ok(())
+}
+
+/// An OvnSnatRule CREATE.
+pub fn validate_snat_create(snat: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let spec = &snat.spec;
+    if spec.ovn_eip.is_empty() {
+        return Err(bad("should set spec OvnEip"));
+    }
+    if !spec.vpc_subnet.is_empty() && !spec.ip_name.is_empty() {
+        return Err(bad(
+            "should not set spec vpcSubnet and ipName at the same time",
+        ));
+    }
+    let (v4, v6) = (spec.v4_ip_cidr.is_empty(), spec.v6_ip_cidr.is_empty());
+    if !spec.vpc.is_empty() && v4 && v6 {
+        return Err(bad(
+            "should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set",
+        ));
+    }
+    if spec.vpc.is_empty() && !v4 && !v6 {
+        return Err(bad(
+            "should set spec vpc while spec v4 or v6 IpCidr is not set",
+        ));
+    }
+    if spec.vpc_subnet.is_empty() && spec.ip_name.is_empty() && spec.vpc.is_empty() && v4 && v6 {
+        return Err(bad(
+            "should set spec vpcSubnet or ipName or vpc and v4 and v6 IpCidr at least",
+        ));
+    }
+    eip_exists(&spec.ovn_eip, cluster)
+}
+
+/// An OvnFip CREATE.
+pub fn validate_fip_create(fip: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let spec = &fip.spec;
+    if spec.ovn_eip.is_empty() {
+        return Err(bad("should set spec ovnEip"));
+    }
+    if spec.ip_name.is_empty() && spec.v4_ip.is_empty() && spec.v6_ip.is_empty() {
+        return Err(bad("should set spec ipName or ip"));
+    }
+    eip_exists(&spec.ovn_eip, cluster)
+}
+
+/// A CREATE check of one OVN NAT rule kind.
+type RuleCheck = fn(&OvnRule, &dyn Cluster) -> Result<(), Denial>;
+
+/// An UPDATE of an OVN NAT rule that changes the spec: refused once ready
+/// (`OvnDnat|OvnSnat|OvnFip not support change`), else checked as a CREATE.
+pub fn validate_rule_update(
+    kind: OvnNatKind,
+    new: &OvnRule,
+    old: &OvnRule,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    if new.spec == old.spec {
+        return Ok(());
+    }
+    let (word, create): (&str, RuleCheck) = match kind {
+        OvnNatKind::DnatRule => ("OvnDnat", validate_dnat_create),
+        OvnNatKind::SnatRule => ("OvnSnat", validate_snat_create),
+        OvnNatKind::Fip => ("OvnFip", validate_fip_create),
+    };
+    if old.status.ready {
+        return Err(bad(format!("{word} not support change")));
+    }
+    create(new, cluster)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::fake::FakeCluster;
+    use serde_json::{Value, json};
+
+    fn cluster() -> FakeCluster {
+        FakeCluster {
+            subnets: vec![crate::k8s::fake::subnet(
+                "ovn-vpc-external-network",
+                "10.5.204.0/24,fd00:5::/120",
+            )],
+            existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
+            ..FakeCluster::default()
+        }
+    }
+
+    fn rule(spec: Value, ready: bool) -> OvnRule {
+        crate::k8s::fake::from_value(
+            json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
+        )
+        .expect("rule")
+    }
+
+    #[test]
+    fn eip_checks() {
+        let eip = |spec: Value, ready: bool| -> OvnEip {
+            crate::k8s::fake::from_value(
+                json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
+            )
+            .expect("eip")
+        };
+        let cases: &[(Value, Result<(), &str>)] = &[
+            (json!({"v4Ip": "10.5.204.3", "v6Ip": "fd00:5::3"}), Ok(())),
+            (
+                json!({"externalSubnet": "ext-b"}),
+                Err("Subnet.kubeovn.io \"ext-b\" not found"),
+            ),
+            (
+                json!({"v4Ip": "10.5.204"}),
+                Err("spec v4Ip 10.5.204 is not a valid"),
+            ),
+            (
+                json!({"v6Ip": "FD00:5::3"}),
+                Err("eip eip-a v6 ip address FD00:5::3 can not contain upper case"),
+            ),
+            (
+                json!({"v6Ip": "fd00:5::x"}),
+                Err("spec v6ip fd00:5::x is not a valid"),
+            ),
+            (
+                json!({"v6Ip": "fd00:6::3"}),
+                Err(
+                    "the vip fd00:6::3 is not in the range of subnet ovn-vpc-external-network, cidr 10.5.204.0/24,fd00:5::/120",
+                ),
+            ),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(
+                validate_eip_create(&eip(spec.clone(), false), &cluster()),
+                want.map_err(bad),
+                "{spec}"
+            );
+        }
+        let ready = eip(json!({"v4Ip": "10.5.204.3"}), true);
+        assert_eq!(validate_eip_update(&ready, &ready, &cluster()), Ok(()));
+        assert_eq!(
+            validate_eip_update(
+                &eip(json!({"v4Ip": "10.5.204.4"}), true),
+                &ready,
+                &cluster()
+            ),
+            Err(bad("OvnEip not support change"))
+        );
+        let mut used = cluster();
+        assert_eq!(validate_eip_delete(&ready, &used), Ok(()));
+        used.labelled_objects.push((
+            OvnNatKind::SnatRule.as_kind(),
+            vec![
+                (EIP_V4_IP_LABEL.to_string(), "10.5.204.3".to_string()),
+                (EIP_V6_IP_LABEL.to_string(), String::new()),
+            ],
+            Default::default(),
+        ));
+        assert_eq!(
+            validate_eip_delete(&ready, &used),
+            Err(bad("OvnEip eip-a is still used by ovn nat"))
+        );
+        assert_eq!(
+            validate_eip_delete(&eip(json!({"v4Ip": "10.5.204.3"}), false), &used),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn ipv6_label_values() {
+        assert_eq!(ipv6_label_value(""), "");
+        assert_eq!(ipv6_label_value("fd00::5"), "fd00--5");
+        assert_eq!(ipv6_label_value("::1"), "0--1");
+        assert_eq!(ipv6_label_value("fd00::"), "fd00--0");
+    }
+
+    #[test]
+    fn rule_checks() {
+        let dnat = |extra: Value| {
+            let mut spec = json!({"ovnEip": "eip-a", "v4Ip": "10.0.1.5", "externalPort": "0", "internalPort": "65535", "protocol": "UDP"});
+            if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+                s.extend(e.clone());
+            }
+            rule(spec, false)
+        };
+        let cases: &[(Value, Result<(), &str>)] = &[
+            (json!({}), Ok(())),
+            (json!({"ovnEip": ""}), Err("should set spec ovnEip")),
+            (
+                json!({"v4Ip": ""}),
+                Err("should set spec ipName or v4 or v6 Ip"),
+            ),
+            (
+                json!({"ovnEip": "eip-x"}),
+                Err("OvnEip.kubeovn.io \"eip-x\" not found"),
+            ),
+            (
+                json!({"externalPort": ""}),
+                Err("should set spec externalPort"),
+            ),
+            (
+                json!({"internalPort": ""}),
+                Err("should set spec internalPort"),
+            ),
+            (
+                json!({"externalPort": "8o"}),
+                Err(
+                    "failed to parse spec externalPort 8o: strconv.Atoi: parsing \"8o\": invalid syntax",
+                ),
+            ),
+            (
+                json!({"externalPort": "99999999999999999999"}),
+                Err(
+                    "failed to parse spec externalPort 99999999999999999999: strconv.Atoi: parsing \"99999999999999999999\": value out of range",
+                ),
+            ),
+            (
+                json!({"internalPort": "-1"}),
+                Err("spec internalPort -1 is not a valid port"),
+            ),
+            (
+                json!({"protocol": "icmp"}),
+                Err("invalid dnat protocol: icmp, support tcp or udp"),
+            ),
+        ];
+        for (extra, want) in cases {
+            assert_eq!(
+                validate_dnat_create(&dnat(extra.clone()), &cluster()),
+                want.map_err(bad),
+                "{extra}"
+            );
+        }
+        let snat_cases: &[(Value, Result<(), &str>)] = &[
+            (
+                json!({"ovnEip": "eip-a", "ipName": "web-0.default"}),
+                Ok(()),
+            ),
+            (
+                json!({"ovnEip": "eip-a", "vpc": "vpc-a", "v4IpCidr": "10.0.1.0/24"}),
+                Ok(()),
+            ),
+            (json!({}), Err("should set spec OvnEip")),
+            (
+                json!({"ovnEip": "eip-a", "ipName": "a", "vpcSubnet": "b"}),
+                Err("should not set spec vpcSubnet and ipName at the same time"),
+            ),
+            (
+                json!({"ovnEip": "eip-a", "vpc": "vpc-a"}),
+                Err(
+                    "should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set",
+                ),
+            ),
+            (
+                json!({"ovnEip": "eip-a", "v4IpCidr": "10.0.1.0/24", "v6IpCidr": "fd00::/64"}),
+                Err("should set spec vpc while spec v4 or v6 IpCidr is not set"),
+            ),
+            (
+                json!({"ovnEip": "eip-a"}),
+                Err("should set spec vpcSubnet or ipName or vpc and v4 and v6 IpCidr at least"),
+            ),
+            (
+                json!({"ovnEip": "eip-x", "ipName": "a"}),
+                Err("OvnEip.kubeovn.io \"eip-x\" not found"),
+            ),
+        ];
+        for (spec, want) in snat_cases {
+            assert_eq!(
+                validate_snat_create(&rule(spec.clone(), false), &cluster()),
+                want.map_err(bad),
+                "{spec}"
+            );
+        }
+        assert_eq!(
+            validate_fip_create(
+                &rule(json!({"ovnEip": "eip-a", "v6Ip": "fd00::5"}), false),
+                &cluster()
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            validate_fip_create(&rule(json!({"ovnEip": "eip-a"}), false), &cluster()),
+            Err(bad("should set spec ipName or ip"))
+        );
+        let ready = rule(json!({"ovnEip": "eip-a", "ipName": "a"}), true);
+        let changed = rule(json!({"ovnEip": "eip-a", "ipName": "b"}), true);
+        for (kind, word) in [
+            (OvnNatKind::DnatRule, "OvnDnat"),
+            (OvnNatKind::SnatRule, "OvnSnat"),
+            (OvnNatKind::Fip, "OvnFip"),
+        ] {
+            assert_eq!(
+                validate_rule_update(kind, &ready, &ready, &cluster()),
+                Ok(())
+            );
+            assert_eq!(
+                validate_rule_update(kind, &changed, &ready, &cluster()),
+                Err(bad(format!("{word} not support change")))
+            );
+        }
+    }
+}

@@ -1,0 +1,333 @@
+//! Kube-OVN's `util.ValidatePodNetwork`: the format checks of a pod's (or pod
+//! template's) network annotations. Errors are collected, not short-cut, and
+//! joined as `k8s.io/apimachinery`'s aggregate error prints them.
+//!
+//! Upstream walks the annotation map (in Go's random order) for the
+//! `ip_family` and bandwidth blocks; we walk it in key order, so a request
+//! with several such errors always gets the same message.
+
+use crate::upstream::go_net::{is_valid_mac, parse_cidr, parse_ip};
+use crate::upstream::go_strconv::atoi;
+use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
+use std::collections::{BTreeMap, HashSet};
+use std::ops::Bound;
+
+/// `ovn.kubernetes.io/ip_address`
+pub const IP_ADDRESS: &str = "ovn.kubernetes.io/ip_address";
+/// `ovn.kubernetes.io/ip_pool`
+pub const IP_POOL: &str = "ovn.kubernetes.io/ip_pool";
+/// `ovn.kubernetes.io/cidr`
+pub const CIDR: &str = "ovn.kubernetes.io/cidr";
+/// `ovn.kubernetes.io/mac_address`
+pub const MAC_ADDRESS: &str = "ovn.kubernetes.io/mac_address";
+/// `ovn.kubernetes.io/ip_family`
+pub const IP_FAMILY: &str = "ovn.kubernetes.io/ip_family";
+/// `ovn.kubernetes.io/logical_switch`
+pub const LOGICAL_SWITCH: &str = "ovn.kubernetes.io/logical_switch";
+
+const FAMILY_SUFFIX: &str = ".kubernetes.io/ip_family";
+const BANDWIDTH_SUFFIXES: [&str; 4] = [
+    ".kubernetes.io/ingress_rate",
+    ".kubernetes.io/egress_rate",
+    ".kubernetes.io/ingress_burst",
+    ".kubernetes.io/egress_burst",
+];
+
+/// Runs every check; `Err` holds upstream's aggregate message.
+pub fn validate(annotations: &BTreeMap<String, String>) -> Result<(), String> {
+    let mut errors: Vec<String> = Vec::new();
+    check_ip_families(annotations, &mut errors);
+    check_ip_address(annotations, &mut errors);
+    if let Some(mac) = non_empty(annotations, MAC_ADDRESS)
+        && !is_valid_mac(mac)
+    {
+        errors.push(format!("{mac} is not a valid {MAC_ADDRESS}"));
+    }
+    check_ip_pool(annotations, &mut errors);
+    for (key, value) in annotations {
+        if !value.is_empty()
+            && BANDWIDTH_SUFFIXES.iter().any(|s| key.ends_with(s))
+            && atoi(value).is_none_or(|n| n < 0)
+        {
+            errors.push(format!("{value} is not a valid {key}"));
+        }
+    }
+    aggregate(errors)
+}
+
+fn non_empty<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    annotations
+        .get(key)
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
+}
+
+/// `utilerrors.NewAggregate(errs).Error()`: one message alone, several as
+/// `[m1, m2]` with repeated texts dropped.
+fn aggregate(errors: Vec<String>) -> Result<(), String> {
+    // A set, not a scan of what was kept: thousands of bad annotations stay linear.
+    let mut seen = HashSet::new();
+    let unique: Vec<&str> = errors
+        .iter()
+        .map(String::as_str)
+        .filter(|e| seen.insert(*e))
+        .collect();
+    match unique.as_slice() {
+        [] => Ok(()),
+        [only] => Err(only.to_string()),
+        _ => Err(format!("[{}]", unique.join(", "))),
+    }
+}
+
+/// Block A: every `…kubernetes.io/ip_family` must be `ipv4`/`ipv6` and match
+/// the addresses of its NIC.
+fn check_ip_families(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+    for (key, family) in annotations {
+        if family.is_empty() || !(key == IP_FAMILY || key.ends_with(FAMILY_SUFFIX)) {
+            continue;
+        }
+        let wanted = match family.as_str() {
+            "ipv4" => Protocol::V4,
+            "ipv6" => Protocol::V6,
+            _ => {
+                errors.push(format!("{family} is not a valid {key}"));
+                continue;
+            }
+        };
+        // The keys equal to an address key or under it (`<key>.<suffix>`), in
+        // key order as upstream's scan finds them; a range per address key
+        // keeps this linear in what matches, not in all annotations.
+        let mut matched: Vec<(&String, &String)> = Vec::new();
+        for k in ip_address_keys_for_family(key) {
+            let from = (Bound::Included(k.as_str()), Bound::Unbounded);
+            for (address_key, addresses) in annotations.range::<str, _>(from) {
+                let Some(rest) = address_key.strip_prefix(k.as_str()) else {
+                    break;
+                };
+                if rest.is_empty() || rest.starts_with('.') {
+                    matched.push((address_key, addresses));
+                }
+            }
+        }
+        matched.sort_unstable();
+        matched.dedup();
+        for (_, addresses) in matched {
+            if addresses.is_empty() {
+                continue;
+            }
+            for ip in addresses.split(',') {
+                if check_protocol(ip) != Some(wanted) {
+                    errors.push(format!("{ip} does not match {key} {family}"));
+                }
+            }
+        }
+    }
+}
+
+/// The `ip_address` keys an `ip_family` key governs: its own NIC's, plus the
+/// per-interface key of a same-NAD multi-NIC pod (`<nad>.<ns>.ovn.<if>`).
+fn ip_address_keys_for_family(family_key: &str) -> Vec<String> {
+    let base = family_key.strip_suffix("/ip_family").unwrap_or(family_key);
+    let mut keys = vec![format!("{base}/ip_address")];
+    if let Some(provider) = family_key.strip_suffix(FAMILY_SUFFIX) {
+        let parts: Vec<&str> = provider.split('.').collect();
+        if parts.len() > 3
+            && parts[2] == "ovn"
+            && let Some(interface) = parts.last()
+        {
+            keys.push(format!(
+                "{}.{}.kubernetes.io/ip_address.{}",
+                parts[0], parts[1], interface
+            ));
+        }
+    }
+    keys
+}
+
+/// Block B: each `ip_address` item parses (no trimming) and, with a `cidr`
+/// annotation, lies inside it.
+fn check_ip_address(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+    let Some(value) = non_empty(annotations, IP_ADDRESS) else {
+        return;
+    };
+    for ip in value.split(',') {
+        let valid = if ip.contains('/') {
+            parse_cidr(ip).is_some()
+        } else {
+            parse_ip(ip).is_some()
+        };
+        if !valid {
+            errors.push(format!("{ip} is not a valid {IP_ADDRESS}"));
+            continue;
+        }
+        if let Some(cidr) = non_empty(annotations, CIDR) {
+            if !check_cidrs(cidr) {
+                errors.push(format!("invalid cidr {cidr}"));
+            } else if !cidr_contain_ip(cidr, ip) {
+                errors.push(format!("{ip} not in cidr {cidr}"));
+            }
+        }
+    }
+}
+
+/// Block D: an `ip_pool` that is a list (or a single address) has, in each
+/// `;` group, an entry inside the `cidr` annotation; entries are
+/// format-checked up to the first one found.
+fn check_ip_pool(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+    let Some(pool) = non_empty(annotations, IP_POOL) else {
+        return;
+    };
+    if !(pool.contains(';') || pool.contains(',') || parse_ip(pool).is_some()) {
+        return; // an IPPool name
+    }
+    let cidr = non_empty(annotations, CIDR);
+    for group in pool.split(';') {
+        let mut found = false;
+        for ip in group.split(',') {
+            if parse_ip(ip.trim()).is_none() {
+                errors.push(format!("{ip} in {IP_POOL} is not a valid address"));
+            }
+            if cidr.is_none_or(|c| cidr_contain_ip(c, ip)) {
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            errors.push(format!("{group} not in cidr {}", cidr.unwrap_or_default()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pairs: &[(&str, &str)]) -> Result<(), String> {
+        validate(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn validate_pod_network_table() {
+        // TestValidatePodNetwork of kube-ovn, plus edge cases of each block.
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+        let cases: &[Case] = &[
+            (
+                &[
+                    (IP_ADDRESS, "10.16.0.15"),
+                    (MAC_ADDRESS, "00:00:00:54:17:2A"),
+                    (IP_POOL, "10.16.0.15,10.16.0.16"),
+                    (CIDR, "10.16.0.0/16"),
+                ],
+                None,
+            ),
+            (&[(IP_ADDRESS, "10.244.0.0/16,fd00:10:244:0:2::/80")], None),
+            (
+                &[(IP_ADDRESS, "10.244.000.0/16,fd00:10:244:0:2::/80")],
+                Some("10.244.000.0/16 is not a valid ovn.kubernetes.io/ip_address"),
+            ),
+            (
+                &[(IP_ADDRESS, "10.0.0.1, fd00::1")],
+                Some(" fd00::1 is not a valid ovn.kubernetes.io/ip_address"),
+            ),
+            (
+                &[(IP_ADDRESS, "10.16.0.5/33")],
+                Some("10.16.0.5/33 is not a valid ovn.kubernetes.io/ip_address"),
+            ),
+            (
+                &[(IP_ADDRESS, "10.99.1.11"), (CIDR, "10.99.0.0/24")],
+                Some("10.99.1.11 not in cidr 10.99.0.0/24"),
+            ),
+            (
+                &[
+                    (IP_ADDRESS, "10.244.0.0/16,fd00::/80"),
+                    (IP_POOL, "10.16.0.15,10.16.0.16"),
+                    (CIDR, "10.16.0/16"),
+                ],
+                Some("[invalid cidr 10.16.0/16, 10.16.0.15,10.16.0.16 not in cidr 10.16.0/16]"),
+            ),
+            (
+                &[(IP_ADDRESS, "10.16.0.15"), (MAC_ADDRESS, "00:00:54:17:2A")],
+                Some("00:00:54:17:2A is not a valid ovn.kubernetes.io/mac_address"),
+            ),
+            (
+                &[(IP_POOL, "10.16.0.300,10.16.0.60")],
+                Some("10.16.0.300 in ovn.kubernetes.io/ip_pool is not a valid address"),
+            ),
+            (&[(IP_POOL, "10.16.0.60,10.16.0.300")], None),
+            (&[(IP_POOL, "pool-a")], None),
+            (
+                &[(IP_POOL, "a;b")],
+                Some(
+                    "[a in ovn.kubernetes.io/ip_pool is not a valid address, b in ovn.kubernetes.io/ip_pool is not a valid address]",
+                ),
+            ),
+            (
+                &[(IP_POOL, "10.99.1.8,10.99.1.18"), (CIDR, "10.99.0.0/24")],
+                Some("10.99.1.8,10.99.1.18 not in cidr 10.99.0.0/24"),
+            ),
+            (
+                &[(IP_POOL, "10.99.1.8,10.99.0.18"), (CIDR, "10.99.0.0/24")],
+                None,
+            ),
+            (
+                &[("ovn.kubernetes.io/ingress_rate", "a3")],
+                Some("a3 is not a valid ovn.kubernetes.io/ingress_rate"),
+            ),
+            (
+                &[("ovn.kubernetes.io/egress_burst", "-1")],
+                Some("-1 is not a valid ovn.kubernetes.io/egress_burst"),
+            ),
+            (&[("ovn.kubernetes.io/egress_rate", "+10")], None),
+            (
+                &[("net1.ns1.kubernetes.io/egress_rate", "10m")],
+                Some("10m is not a valid net1.ns1.kubernetes.io/egress_rate"),
+            ),
+            (
+                &[(IP_FAMILY, "IPv4")],
+                Some("IPv4 is not a valid ovn.kubernetes.io/ip_family"),
+            ),
+            (
+                &[(IP_FAMILY, "dual")],
+                Some("dual is not a valid ovn.kubernetes.io/ip_family"),
+            ),
+            (&[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15")], None),
+            (
+                &[(IP_FAMILY, "ipv6"), (IP_ADDRESS, "10.16.0.15")],
+                Some("10.16.0.15 does not match ovn.kubernetes.io/ip_family ipv6"),
+            ),
+            (
+                &[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15,fd00::1")],
+                Some("fd00::1 does not match ovn.kubernetes.io/ip_family ipv4"),
+            ),
+            (
+                &[
+                    ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv6"),
+                    ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
+                ],
+                None,
+            ),
+            (
+                &[
+                    ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv4"),
+                    ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
+                ],
+                Some("fd00::15 does not match net1.ns1.ovn.kubernetes.io/ip_family ipv4"),
+            ),
+            (
+                &[
+                    ("net1.ns1.ovn.net1.kubernetes.io/ip_family", "ipv4"),
+                    ("net1.ns1.kubernetes.io/ip_address.net1", "fd00::15"),
+                ],
+                Some("fd00::15 does not match net1.ns1.ovn.net1.kubernetes.io/ip_family ipv4"),
+            ),
+        ];
+        for (annotations, want) in cases {
+            assert_eq!(run(annotations).err().as_deref(), *want, "{annotations:?}");
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Who an address belongs to: the name upstream compares with an IP CR's
+//! `spec.podName`, and (I3) the workload whose pods may hold pool addresses.
+
+use std::fmt;
+
+/// A workload kind whose pods Kube-OVN gives static addresses from its template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// apps/v1 Deployment: pods `<name>-<pod-template-hash>-<5 chars>`.
+    Deployment,
+    /// apps/v1 StatefulSet: pods `<name>-<ordinal>`.
+    StatefulSet,
+    /// apps/v1 DaemonSet: pods `<name>-<5 chars>`.
+    DaemonSet,
+    /// batch/v1 Job: pods `<name>-<5 chars>`.
+    Job,
+    /// batch/v1 CronJob: pods `<name>-<scheduled minute>-<5 chars>`.
+    CronJob,
+}
+
+impl WorkloadKind {
+    /// The kind for an admission request's `kind.kind`, if it is a workload.
+    pub fn from_kind(kind: &str) -> Option<Self> {
+        match kind {
+            "Deployment" => Some(Self::Deployment),
+            "StatefulSet" => Some(Self::StatefulSet),
+            "DaemonSet" => Some(Self::DaemonSet),
+            "Job" => Some(Self::Job),
+            "CronJob" => Some(Self::CronJob),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A named workload in the request's namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workload {
+    /// Its kind, which decides how its pods are named.
+    pub kind: WorkloadKind,
+    /// `metadata.name`
+    pub name: String,
+}
+
+impl Workload {
+    /// Whether `pod_name` is a name this workload's controller gives its pods.
+    pub fn generates(&self, pod_name: &str) -> bool {
+        let Some(rest) = pod_name
+            .strip_prefix(self.name.as_str())
+            .and_then(|r| r.strip_prefix('-'))
+        else {
+            return false;
+        };
+        match self.kind {
+            WorkloadKind::StatefulSet => is_digits(rest),
+            WorkloadKind::DaemonSet | WorkloadKind::Job => is_random_suffix(rest),
+            WorkloadKind::Deployment => rest
+                .rsplit_once('-')
+                .is_some_and(|(hash, suffix)| is_template_hash(hash) && is_random_suffix(suffix)),
+            WorkloadKind::CronJob => rest
+                .rsplit_once('-')
+                .is_some_and(|(minute, suffix)| is_digits(minute) && is_random_suffix(suffix)),
+        }
+    }
+}
+
+fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The characters of Kubernetes' `rand.String` (k8s.io/apimachinery
+/// `util/rand`): no vowels, no `0`, `1` or `3`.
+const NAME_ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+
+/// The 5 characters `generateName` appends.
+fn is_random_suffix(s: &str) -> bool {
+    s.len() == 5 && s.bytes().all(|b| NAME_ALPHABET.contains(&b))
+}
+
+/// A `pod-template-hash`: `rand.SafeEncodeString` of a decimal `uint32`, so
+/// only the characters the digits map to (`'0'` is byte 48, 48 % 27 = 21: `4`).
+fn is_template_hash(s: &str) -> bool {
+    (1..=10).contains(&s.len())
+        && s.bytes()
+            .all(|b| matches!(b, b'4'..=b'9' | b'b' | b'c' | b'd' | b'f'))
+}
+
+json::json_struct! {
+    /// An object's `metadata.ownerReferences` entry, the fields read.
+    #[derive(Clone, Debug, Default, PartialEq, Eq)]
+    pub struct OwnerReference {
+        /// `apiVersion`
+        pub api_version: String = "apiVersion",
+        /// `kind`
+        pub kind: String = "kind",
+        /// `name`
+        pub name: String = "name",
+        /// `controller`
+        pub controller: bool = "controller",
+    }
+}
+
+/// The name upstream compares with `spec.podName`: the pod's own, or, for a
+/// KubeVirt launcher pod, the VM's (first `kubevirt.io/*`
+/// VirtualMachineInstance owner).
+pub fn pod_owner_name<'a>(pod_name: &'a str, owners: &'a [OwnerReference]) -> &'a str {
+    owners
+        .iter()
+        .find(|o| o.kind == "VirtualMachineInstance" && o.api_version.starts_with("kubevirt.io/"))
+        .map_or(pod_name, |o| o.name.as_str())
+}
+
+/// The workload that controls a pod, from its controller ownerReference. A
+/// ReplicaSet `<deployment>-<hash>` stands for its Deployment, so pods of
+/// every revision of the Deployment count as siblings.
+pub fn pod_workload(owners: &[OwnerReference]) -> Option<Workload> {
+    let owner = owners.iter().find(|o| o.controller)?;
+    let group = owner.api_version.split('/').next().unwrap_or_default();
+    let (kind, name) = match (group, owner.kind.as_str()) {
+        ("apps", "ReplicaSet") => {
+            let deployment = owner
+                .name
+                .rsplit_once('-')
+                .map_or(owner.name.as_str(), |(d, _)| d);
+            (WorkloadKind::Deployment, deployment)
+        }
+        ("apps", "StatefulSet") => (WorkloadKind::StatefulSet, owner.name.as_str()),
+        ("apps", "DaemonSet") => (WorkloadKind::DaemonSet, owner.name.as_str()),
+        ("batch", "Job") => (WorkloadKind::Job, owner.name.as_str()),
+        _ => return None,
+    };
+    Some(Workload {
+        kind,
+        name: name.to_string(),
+    })
+}
+
+/// I13: a pod kube-ovn-controller allocates as a StatefulSet's
+/// (`isStatefulSetPod`): it takes only the `ip_pool` group at its ordinal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatefulSetPod {
+    /// The StatefulSet's name.
+    pub statefulset: String,
+    /// The index of the pool group the pod takes.
+    pub ordinal: u64,
+}
+
+/// The pod as a StatefulSet's, when its controller is a StatefulSet and its
+/// name starts with the StatefulSet's name, as the controller decides.
+pub fn statefulset_pod(pod_name: &str, controller: Option<&Workload>) -> Option<StatefulSetPod> {
+    let owner = controller.filter(|w| w.kind == WorkloadKind::StatefulSet)?;
+    pod_name
+        .starts_with(owner.name.as_str())
+        .then(|| StatefulSetPod {
+            statefulset: owner.name.clone(),
+            ordinal: ordinal(pod_name),
+        })
+}
+
+/// The number after the last `-`, read as `acquireAddress` reads it with
+/// Go's `strconv.Atoi`, whose error it ignores: text that is not a number is
+/// 0, and a number past `i64::MAX` is `i64::MAX` (past every group).
+fn ordinal(pod_name: &str) -> u64 {
+    let last = pod_name.rsplit('-').next().unwrap_or_default();
+    let digits = last.strip_prefix('+').unwrap_or(last);
+    if !is_digits(digits) {
+        return 0;
+    }
+    const MAX: u64 = i64::MAX.unsigned_abs();
+    digits.bytes().fold(0u64, |n, b| {
+        n.saturating_mul(10)
+            .saturating_add(u64::from(b - b'0'))
+            .min(MAX)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_pod_names() {
+        use WorkloadKind::*;
+        let cases: &[(WorkloadKind, &str, &str, bool)] = &[
+            (StatefulSet, "web", "web-0", true),
+            (StatefulSet, "web", "web-12", true),
+            (StatefulSet, "web", "web-x", false),
+            (StatefulSet, "web", "web-", false),
+            (StatefulSet, "web", "webx-0", false),
+            (StatefulSet, "web", "web-0-1", false),
+            (DaemonSet, "agent", "agent-x7k2p", true),
+            (DaemonSet, "agent", "agent-extra-0", false),
+            (Job, "migrate", "migrate-h7x2k", true),
+            (Job, "migrate", "migrate-h7x2", false),
+            (Deployment, "web", "web-7d4b9c8f5-x2x7q", true),
+            (Deployment, "web", "web-x2x7q", false),
+            (Deployment, "web", "web-api-7d4b9c8f5-x2x7q", false),
+            (Deployment, "web", "web-7D4b9c8f5-x2x7q", false),
+            (CronJob, "backup", "backup-29001234-bcdfg", true),
+            (CronJob, "backup", "backup-x-bcdfg", false),
+            (CronJob, "backup", "backup-bcdfg", false),
+            // I3: the hash and suffix alphabets. Vowels, 0, 1 and 3 never
+            // appear in a suffix; a hash holds only 4-9, b, c, d, f.
+            (Job, "migrate", "migrate-h7x2e", false),
+            (Job, "migrate", "migrate-h7x21", false),
+            (DaemonSet, "agent", "agent-x7k3p", false),
+            (CronJob, "backup", "backup-29001234-abcde", false),
+            (Deployment, "web", "web-7d4b9c8f5-x2x7e", false),
+            (Deployment, "web", "web-5e7a9c8d4-k2x9p", false),
+            (Deployment, "web", "web-7d4b9c8f0-x2x7q", false),
+            (Deployment, "web", "web-4567bcdf89-bcdfg", true),
+            (Deployment, "web", "web-4567bcdf894-bcdfg", false),
+            (Deployment, "web", "web-migrate-h7x2k", false),
+            (Deployment, "web", "web-6f5c8d7b9-q7w2f", true),
+            (Deployment, "web", "web-6f5c8d7b9-q7w2e", false),
+        ];
+        for (kind, name, pod, want) in cases {
+            let w = Workload {
+                kind: *kind,
+                name: name.to_string(),
+            };
+            assert_eq!(w.generates(pod), *want, "{kind} {name} generates {pod}");
+        }
+    }
+
+    #[test]
+    fn alphabets_are_kubernetes_own() {
+        // SafeEncodeString maps each decimal digit to NAME_ALPHABET[byte % 27].
+        let encoded: Vec<u8> = (b'0'..=b'9')
+            .map(|d| NAME_ALPHABET[usize::from(d) % NAME_ALPHABET.len()])
+            .collect();
+        assert_eq!(encoded, b"456789bcdf");
+        assert!(is_template_hash("456789bcdf"));
+        assert!(!is_template_hash("456789bcdf4"), "a uint32 has 10 digits");
+        assert!(!is_template_hash(""));
+        for b in NAME_ALPHABET {
+            assert!(is_random_suffix(&String::from_utf8(vec![*b; 5]).unwrap()));
+        }
+        for c in "aeiou013yA-".chars() {
+            assert!(!is_random_suffix(&c.to_string().repeat(5)), "{c}");
+            assert!(!is_template_hash(&c.to_string()), "{c}");
+        }
+        assert!(!is_random_suffix("bcdf"));
+        assert!(!is_random_suffix("bcdfgh"));
+    }
+
+    fn sts(name: &str) -> Workload {
+        Workload {
+            kind: WorkloadKind::StatefulSet,
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn statefulset_ordinals() {
+        let db = sts("db");
+        let cases: &[(&str, Option<u64>)] = &[
+            ("db-0", Some(0)),
+            ("db-2", Some(2)),
+            ("db-007", Some(7)),
+            ("db-+3", Some(3)),
+            ("db-12-3", Some(3)),
+            // Go's Atoi fails and acquireAddress uses its 0.
+            ("db-", Some(0)),
+            ("db-x", Some(0)),
+            ("db-+", Some(0)),
+            ("db-++3", Some(0)),
+            ("db-1_000", Some(0)),
+            ("db-٣", Some(0)),
+            ("db", Some(0)),
+            ("dbx", Some(0)),
+            // Past i64::MAX: Atoi's range error keeps the clamped value.
+            ("db-9223372036854775807", Some(9_223_372_036_854_775_807)),
+            ("db-9223372036854775808", Some(9_223_372_036_854_775_807)),
+            (
+                "db-99999999999999999999999999999999999999",
+                Some(9_223_372_036_854_775_807),
+            ),
+            // Not the StatefulSet's name: not a StatefulSet pod.
+            ("web-0", None),
+            ("d-0", None),
+        ];
+        for (pod, want) in cases {
+            let got = statefulset_pod(pod, Some(&db));
+            assert_eq!(got.as_ref().map(|p| p.ordinal), *want, "{pod}");
+            if let Some(p) = got {
+                assert_eq!(p.statefulset, "db");
+            }
+        }
+        let huge = format!("db-{}", "9".repeat(100_000));
+        assert_eq!(
+            statefulset_pod(&huge, Some(&db)).map(|p| p.ordinal),
+            Some(i64::MAX.unsigned_abs())
+        );
+        assert_eq!(statefulset_pod("db-0", None), None);
+        let deployment = Workload {
+            kind: WorkloadKind::Deployment,
+            name: "db".into(),
+        };
+        assert_eq!(statefulset_pod("db-0", Some(&deployment)), None);
+    }
+
+    fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            controller,
+        }
+    }
+
+    #[test]
+    fn pod_owners() {
+        let vmi = [owner(
+            "kubevirt.io/v1",
+            "VirtualMachineInstance",
+            "vm-a",
+            true,
+        )];
+        assert_eq!(pod_owner_name("virt-launcher-vm-a-abcde", &vmi), "vm-a");
+        let wrong_group = [owner(
+            "example.com/v1",
+            "VirtualMachineInstance",
+            "vm-a",
+            true,
+        )];
+        assert_eq!(
+            pod_owner_name("virt-launcher-vm-a-abcde", &wrong_group),
+            "virt-launcher-vm-a-abcde"
+        );
+        assert_eq!(pod_workload(&vmi), None);
+
+        let rs = [owner("apps/v1", "ReplicaSet", "web-7d4b9c8f5", true)];
+        assert_eq!(
+            pod_workload(&rs),
+            Some(Workload {
+                kind: WorkloadKind::Deployment,
+                name: "web".into()
+            })
+        );
+        let sts = [
+            owner("apps/v1", "StatefulSet", "db", false),
+            owner("apps/v1", "StatefulSet", "db", true),
+        ];
+        assert_eq!(
+            pod_workload(&sts),
+            Some(Workload {
+                kind: WorkloadKind::StatefulSet,
+                name: "db".into()
+            })
+        );
+        assert_eq!(
+            pod_workload(&[owner("apps/v1", "StatefulSet", "db", false)]),
+            None
+        );
+    }
+}

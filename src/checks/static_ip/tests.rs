@@ -1,0 +1,969 @@
+use super::*;
+use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
+use crate::k8s::fake::FakeCluster;
+use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
+
+fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
+    Ip {
+        metadata: Meta {
+            name: name.into(),
+            ..Meta::default()
+        },
+        spec: IpSpec {
+            pod_name: pod.into(),
+            namespace: namespace.into(),
+            subnet: subnet.into(),
+            ip_address: address.into(),
+            ..IpSpec::default()
+        },
+    }
+}
+
+fn subnet(name: &str, cidr: &str, gateway: &str) -> Subnet {
+    Subnet {
+        metadata: Meta {
+            name: name.into(),
+            ..Meta::default()
+        },
+        spec: SubnetSpec {
+            cidr_block: cidr.into(),
+            gateway: gateway.into(),
+            ..SubnetSpec::default()
+        },
+        ..Subnet::default()
+    }
+}
+
+fn cluster(ips: Vec<Ip>) -> FakeCluster {
+    let mut default = subnet(
+        "ovn-default",
+        "10.16.0.0/16,fd00:10:16::/112",
+        "10.16.0.1,fd00:10:16::1",
+    );
+    default.spec.default = true;
+    FakeCluster {
+        ips,
+        subnets: vec![
+            default,
+            subnet("subnet-a", "10.70.0.0/24", "10.70.0.1"),
+            subnet("p2p", "10.80.0.0/31", ""),
+        ],
+        namespaces: vec![Namespace::default()],
+        ippools: vec!["pool-a".into()],
+        ..FakeCluster::default()
+    }
+}
+
+fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn pod(pairs: &[(&str, &str)], cluster: &FakeCluster) -> Result<(), Denial> {
+    pod_of(pairs, None, cluster)
+}
+
+fn pod_of(
+    pairs: &[(&str, &str)],
+    controller: Option<Workload>,
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    pod_named("app-1", pairs, controller, cluster)
+}
+
+/// A pod named `name` in `default`, a StatefulSet's when its controller and
+/// name say so (I13).
+fn pod_named(
+    name: &str,
+    pairs: &[(&str, &str)],
+    controller: Option<Workload>,
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    let statefulset = statefulset_pod(name, controller.as_ref());
+    let request = Request {
+        annotations: &annotations,
+        namespace: "default",
+        owner_name: name,
+        subject: Subject::Pod {
+            controller,
+            statefulset,
+        },
+    };
+    validate(&request, cluster)
+}
+
+fn workload(
+    kind: WorkloadKind,
+    name: &str,
+    pairs: &[(&str, &str)],
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    let w = Workload {
+        kind,
+        name: name.into(),
+    };
+    let request = Request {
+        annotations: &annotations,
+        namespace: "default",
+        owner_name: name,
+        subject: Subject::Workload(w),
+    };
+    validate(&request, cluster)
+}
+
+fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
+    Err(Denial::forbidden(format!(
+        "annotation static-ip {address} is conflict with ip crd {cr}, ip {stored}"
+    )))
+}
+
+#[test]
+fn pod_conflicts() {
+    let held = || {
+        vec![ip(
+            "other.default",
+            "ovn-default",
+            "10.16.0.20",
+            "other",
+            "default",
+        )]
+    };
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Vec<Ip>,
+        Result<(), Denial>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "free address",
+            vec![(IP_ADDRESS, "10.16.0.21")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "held address",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "other subnet is no conflict",
+            vec![(IP_ADDRESS, "10.70.0.20"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![ip(
+                "other.default",
+                "ovn-default",
+                "10.70.0.20",
+                "other",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "own CR (I2)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![ip(
+                "app-1.default",
+                "ovn-default",
+                "10.16.0.20",
+                "app-1",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "same name, other namespace (I2)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![ip(
+                "app-1.team-a",
+                "ovn-default",
+                "10.16.0.20",
+                "app-1",
+                "team-a",
+            )],
+            conflict("10.16.0.20", "app-1.team-a", "10.16.0.20"),
+        ),
+        (
+            "non-canonical IPv6 CR matches by value (I1)",
+            vec![(IP_ADDRESS, "fd00:10:16::20")],
+            vec![ip(
+                "v6.default",
+                "ovn-default",
+                "fd00:10:16:0::20",
+                "v6",
+                "default",
+            )],
+            conflict("fd00:10:16::20", "v6.default", "fd00:10:16:0::20"),
+        ),
+        (
+            "upper-case IPv6 CR blocks nothing else (I1)",
+            vec![(IP_ADDRESS, "fd00:10:16::30")],
+            vec![ip(
+                "legacy.default",
+                "ovn-default",
+                "FD00:10:16::5",
+                "legacy",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "several holders: first by name (I12)",
+            vec![(IP_ADDRESS, "10.16.0.20")],
+            vec![
+                ip("zz.default", "ovn-default", "10.16.0.20", "zz", "default"),
+                ip("aa.default", "ovn-default", "10.16.0.20", "aa", "default"),
+            ],
+            conflict("10.16.0.20", "aa.default", "10.16.0.20"),
+        ),
+        (
+            "dual stack conflict on the v6 part",
+            vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::20")],
+            vec![ip(
+                "d.default",
+                "ovn-default",
+                "10.16.0.20,fd00:10:16::20",
+                "d",
+                "default",
+            )],
+            conflict("fd00:10:16::20", "d.default", "10.16.0.20,fd00:10:16::20"),
+        ),
+        (
+            "two IPv4",
+            vec![(IP_ADDRESS, "10.16.0.2,10.16.0.3")],
+            vec![],
+            Err(Denial::forbidden(
+                "multiple IPv4 addresses in ip_address annotation \"10.16.0.2,10.16.0.3\"",
+            )),
+        ),
+        (
+            "pool name exists",
+            vec![(IP_POOL, "pool-a")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "pool name missing",
+            vec![(IP_POOL, "pool-b")],
+            vec![],
+            Err(Denial::forbidden("ippool \"pool-b\" not found")),
+        ),
+        (
+            "pool name not a valid name",
+            vec![(IP_POOL, "Pool B")],
+            vec![],
+            Err(Denial::forbidden("ippool \"Pool B\" not found")),
+        ),
+        (
+            "pool entry held",
+            vec![(IP_POOL, "10.16.0.19,10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "pool ; groups (I4)",
+            vec![(IP_POOL, "10.16.0.21;10.16.0.20")],
+            held(),
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ),
+        (
+            "pool bad second entry",
+            vec![(IP_POOL, "10.16.0.21,10.16.0.300")],
+            vec![],
+            Err(Denial::forbidden(
+                "invalid static ip/ippool annotation value: 10.16.0.21,10.16.0.300",
+            )),
+        ),
+        (
+            "format error first (400)",
+            vec![(IP_ADDRESS, "10.16.0.300")],
+            held(),
+            Err(Denial::bad_request(
+                "10.16.0.300 is not a valid ovn.kubernetes.io/ip_address",
+            )),
+        ),
+        (
+            "live migration target",
+            vec![(IP_ADDRESS, "10.16.0.20"), (MIGRATION_JOB, "job")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "no static IP: no checks",
+            vec![("ovn.kubernetes.io/mac_address", "bad")],
+            held(),
+            Ok(()),
+        ),
+        (
+            "outside the subnet (I6)",
+            vec![(IP_ADDRESS, "10.17.0.5")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.17.0.5 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112",
+            )),
+        ),
+        (
+            "the gateway (I6)",
+            vec![(IP_ADDRESS, "fd00:10:16::1")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip fd00:10:16::1 is the gateway of subnet ovn-default",
+            )),
+        ),
+        (
+            "network address (I6)",
+            vec![(IP_ADDRESS, "10.70.0.0"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.70.0.0 is the network address of subnet subnet-a",
+            )),
+        ),
+        (
+            "broadcast (I6)",
+            vec![(IP_ADDRESS, "10.70.0.255"), (LOGICAL_SWITCH, "subnet-a")],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.70.0.255 is the broadcast address of subnet subnet-a",
+            )),
+        ),
+        (
+            "point-to-point /31 ends are hosts (I6)",
+            vec![(IP_ADDRESS, "10.80.0.1"), (LOGICAL_SWITCH, "p2p")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "unknown subnet: no I6",
+            vec![(IP_ADDRESS, "1.2.3.4"), (LOGICAL_SWITCH, "nowhere")],
+            vec![],
+            Ok(()),
+        ),
+        (
+            "conflict before I6",
+            vec![(IP_ADDRESS, "10.16.0.1")],
+            vec![ip(
+                "gw.default",
+                "ovn-default",
+                "10.16.0.1",
+                "gw",
+                "default",
+            )],
+            conflict("10.16.0.1", "gw.default", "10.16.0.1"),
+        ),
+        (
+            "attachment conflict (I7)",
+            vec![
+                ("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9"),
+                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+            ],
+            vec![ip(
+                "x.default.net1.default.ovn",
+                "subnet-a",
+                "10.70.0.9",
+                "x",
+                "default",
+            )],
+            conflict("10.70.0.9", "x.default.net1.default.ovn", "10.70.0.9"),
+        ),
+        (
+            "attachment without logical switch is not checked (I7)",
+            vec![("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9")],
+            vec![ip(
+                "x.default.net1.default.ovn",
+                "subnet-a",
+                "10.70.0.9",
+                "x",
+                "default",
+            )],
+            Ok(()),
+        ),
+        (
+            "attachment outside its subnet (I6+I7)",
+            vec![
+                ("net1.default.ovn.kubernetes.io/ip_address", "10.71.0.9"),
+                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+            ],
+            vec![],
+            Err(Denial::bad_request(
+                "static ip 10.71.0.9 is not in subnet subnet-a cidr 10.70.0.0/24",
+            )),
+        ),
+    ];
+    for (name, pairs, ips, want) in cases {
+        assert_eq!(pod(&pairs, &cluster(ips)), want, "{name}");
+    }
+}
+
+#[test]
+fn subnet_of_a_pod_without_logical_switch() {
+    // I5: namespace annotation, then a Subnet listing the namespace, then the default Subnet.
+    let held = vec![ip("o.default", "ns-subnet", "10.70.0.9", "o", "default")];
+    let mut c = cluster(held.clone());
+    c.namespaces = vec![Namespace {
+        metadata: Meta {
+            name: "default".into(),
+            annotations: annotations(&[(LOGICAL_SWITCH, "ns-subnet,other")]),
+        },
+    }];
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+
+    let mut c = cluster(held.clone());
+    let mut bound = subnet("ns-subnet", "10.70.0.0/24", "10.70.0.1");
+    bound.spec.namespaces = vec!["default".into()];
+    c.subnets.push(bound);
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+
+    // Nothing binds the namespace: the default subnet, where 10.70.0.9 does not belong.
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &cluster(held)),
+        Err(Denial::bad_request(
+            "static ip 10.70.0.9 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112"
+        ))
+    );
+}
+
+#[test]
+fn workload_members_own_their_addresses() {
+    use WorkloadKind::*;
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.50",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "web-7d4b9c8f5-x2x7q.default",
+            "ovn-default",
+            "10.16.0.40",
+            "web-7d4b9c8f5-x2x7q",
+            "default",
+        ),
+        ip(
+            "stranger.default",
+            "ovn-default",
+            "10.16.0.60",
+            "stranger",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    assert_eq!(
+        workload(StatefulSet, "db", &[(IP_POOL, "10.16.0.50,10.16.0.51")], &c),
+        Ok(())
+    );
+    assert_eq!(
+        workload(Deployment, "web", &[(IP_POOL, "10.16.0.40,10.16.0.41")], &c),
+        Ok(())
+    );
+    assert_eq!(
+        workload(Deployment, "web", &[(IP_POOL, "10.16.0.40,10.16.0.60")], &c),
+        conflict("10.16.0.60", "stranger.default", "10.16.0.60")
+    );
+    // StatefulSet "db" does not own Deployment-style names, nor "db" another workload's.
+    assert_eq!(
+        workload(StatefulSet, "web", &[(IP_POOL, "10.16.0.40")], &c),
+        conflict("10.16.0.40", "web-7d4b9c8f5-x2x7q.default", "10.16.0.40")
+    );
+    // ip_address alone does not trigger a workload check (upstream).
+    assert_eq!(
+        workload(Deployment, "x", &[(IP_ADDRESS, "10.16.0.60")], &c),
+        Ok(())
+    );
+}
+
+#[test]
+fn pods_skip_sibling_entries_and_need_a_free_one() {
+    let sts = Some(Workload {
+        kind: WorkloadKind::StatefulSet,
+        name: "db".into(),
+    });
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.50",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "db-1.default",
+            "ovn-default",
+            "fd00:10:16::51",
+            "db-1",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50,10.16.0.51")], sts.clone(), &c),
+        Ok(())
+    );
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50")], sts.clone(), &c),
+        Err(Denial::forbidden(
+            "ip_pool 10.16.0.50 has no free address in subnet ovn-default"
+        ))
+    );
+    // Dual-stack pool: the IPv6 family has no free entry.
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.51,fd00:10:16::51")], sts.clone(), &c),
+        Err(Denial::forbidden(
+            "ip_pool 10.16.0.51,fd00:10:16::51 has no free address in subnet ovn-default"
+        ))
+    );
+    // A pod not controlled by db: its members' addresses are conflicts.
+    assert_eq!(
+        pod_of(&[(IP_POOL, "10.16.0.50")], None, &c),
+        conflict("10.16.0.50", "db-0.default", "10.16.0.50")
+    );
+}
+
+#[test]
+fn pools_split_into_the_controllers_groups() {
+    // I13: the groups acquireAddress allocates, by their sizes.
+    let cases: &[(&str, &[usize])] = &[
+        ("10.16.0.1", &[1]),
+        ("10.16.0.1,10.16.0.2", &[1, 1]),
+        ("10.16.0.1,10.16.0.2,10.16.0.3", &[1, 1, 1]),
+        // One IPv4 and one IPv6 address, in either order: one dual-stack group.
+        ("10.16.0.1,fd00::1", &[2]),
+        ("fd00::1, 10.16.0.1", &[2]),
+        ("fd00::1,fd00::2", &[1, 1]),
+        // Three entries are three groups, whatever their families.
+        ("10.16.0.1,fd00::1,10.16.0.2", &[1, 1, 1]),
+        // A `;` anywhere: `;` separates the groups, `,` the addresses of one.
+        ("10.16.0.1;10.16.0.2", &[1, 1]),
+        ("10.16.0.1,fd00::1;10.16.0.2,fd00::2", &[2, 2]),
+        ("10.16.0.1,10.16.0.2;10.16.0.3", &[2, 1]),
+        ("10.16.0.1;", &[1, 1]),
+        // An unparsable entry is still an entry (its check denies it).
+        ("10.16.0.1,x", &[1, 1]),
+    ];
+    for (value, sizes) in cases {
+        let pool = Pool::parse(value);
+        let got: Vec<usize> = pool.groups().map(<[_]>::len).collect();
+        assert_eq!(&got, sizes, "{value}");
+        assert_eq!(pool.len(), sizes.len(), "{value}");
+        assert_eq!(pool.items.len(), sizes.iter().sum::<usize>(), "{value}");
+        assert_eq!(pool.group(sizes.len()), None, "{value}");
+        assert_eq!(pool.group(usize::MAX), None, "{value}");
+    }
+    let pool = Pool::parse("10.16.0.1,fd00::1;10.16.0.2,fd00::2");
+    assert_eq!(
+        pool.group(1),
+        Some(&["10.16.0.2".parse::<IpAddr>().ok(), "fd00::2".parse().ok()][..])
+    );
+}
+
+fn statefulset(name: &str) -> Option<Workload> {
+    Some(Workload {
+        kind: WorkloadKind::StatefulSet,
+        name: name.into(),
+    })
+}
+
+#[test]
+fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
+    let ips = vec![
+        ip(
+            "db-0.default",
+            "ovn-default",
+            "10.16.0.51",
+            "db-0",
+            "default",
+        ),
+        ip(
+            "db-1.default",
+            "ovn-default",
+            "10.16.0.52,fd00:10:16::52",
+            "db-1",
+            "default",
+        ),
+        ip(
+            "zz-db-1.default",
+            "ovn-default",
+            "10.16.0.52",
+            "db-1",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    let db = statefulset("db");
+    let no_entry = |pool: &str, ordinal: &str| {
+        Err(Denial::forbidden(format!(
+            "ip_pool {pool} has no entry for ordinal {ordinal} of statefulset db"
+        )))
+    };
+    type Case<'a> = (&'a str, &'a str, Result<(), Denial>);
+    let cases: Vec<Case> = vec![
+        // Its own group, free.
+        ("db-2", "10.16.0.50,10.16.0.51,10.16.0.53", Ok(())),
+        // Its own group, held by itself.
+        ("db-1", "10.16.0.50;10.16.0.52,fd00:10:16::52", Ok(())),
+        // Its group held by a sibling: the first held address, the first CR by name.
+        (
+            "db-1",
+            "10.16.0.50,10.16.0.51,10.16.0.52",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        (
+            "db-0",
+            "10.16.0.50,fd00:10:16::51;10.16.0.52,fd00:10:16::52",
+            Ok(()),
+        ),
+        (
+            "db-2",
+            "10.16.0.50;10.16.0.50;10.16.0.53,fd00:10:16::52",
+            conflict(
+                "fd00:10:16::52",
+                "db-1.default",
+                "10.16.0.52,fd00:10:16::52",
+            ),
+        ),
+        // Another group free does not help.
+        (
+            "db-2",
+            "10.16.0.59,10.16.0.60,10.16.0.51",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        // Past the last group.
+        (
+            "db-3",
+            "10.16.0.50,10.16.0.53,10.16.0.54",
+            no_entry("10.16.0.50,10.16.0.53,10.16.0.54", "3"),
+        ),
+        // A v4,v6 comma pair is one group: ordinal 1 has none.
+        (
+            "db-1",
+            "10.16.0.60,fd00:10:16::60",
+            no_entry("10.16.0.60,fd00:10:16::60", "1"),
+        ),
+        ("db-0", "10.16.0.60,fd00:10:16::60", Ok(())),
+        // Two IPv4 addresses are two groups.
+        ("db-1", "10.16.0.60,10.16.0.61", Ok(())),
+        // Not a number after the last '-': Atoi's 0, as the controller.
+        (
+            "db-x",
+            "10.16.0.51,10.16.0.60",
+            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
+        ),
+        ("db-x", "10.16.0.60,10.16.0.51", Ok(())),
+        // Huge ordinals: past every group, never a panic.
+        (
+            "db-99999999999999999999",
+            "10.16.0.60",
+            no_entry("10.16.0.60", "9223372036854775807"),
+        ),
+        (
+            "db-4294967296",
+            "10.16.0.60",
+            no_entry("10.16.0.60", "4294967296"),
+        ),
+        // A name not starting with the StatefulSet's: any free group will do.
+        ("other-1", "10.16.0.51,10.16.0.60", Ok(())),
+    ];
+    for (name, pool, want) in cases {
+        assert_eq!(
+            pod_named(name, &[(IP_POOL, pool)], db.clone(), &c),
+            want,
+            "{name} {pool}"
+        );
+    }
+    // Upstream's conflict check comes first: a stranger's address anywhere.
+    let c = cluster(vec![ip(
+        "stranger.default",
+        "ovn-default",
+        "10.16.0.70",
+        "stranger",
+        "default",
+    )]);
+    assert_eq!(
+        pod_named("db-5", &[(IP_POOL, "10.16.0.60,10.16.0.70")], db, &c),
+        conflict("10.16.0.70", "stranger.default", "10.16.0.70")
+    );
+}
+
+#[test]
+fn other_pods_need_a_wholly_free_group() {
+    let web = Some(Workload {
+        kind: WorkloadKind::Deployment,
+        name: "web".into(),
+    });
+    let ips = vec![
+        ip(
+            "web-7b8c9d4f6-h2n9w.default",
+            "ovn-default",
+            "10.16.0.30,fd00:10:16::60",
+            "web-7b8c9d4f6-h2n9w",
+            "default",
+        ),
+        ip(
+            "web-7b8c9d4f6-r5x4l.default",
+            "ovn-default",
+            "10.16.0.61,fd00:10:16::31",
+            "web-7b8c9d4f6-r5x4l",
+            "default",
+        ),
+    ];
+    let c = cluster(ips);
+    let none_free = |pool: &str| {
+        Err(Denial::forbidden(format!(
+            "ip_pool {pool} has no free address in subnet ovn-default"
+        )))
+    };
+    let cases: &[(&str, Result<(), Denial>)] = &[
+        // One address of each group held: neither group is free.
+        (
+            "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
+            none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31"),
+        ),
+        (
+            "10.16.0.30,fd00:10:16::30;10.16.0.32,fd00:10:16::32",
+            Ok(()),
+        ),
+        // The comma pair is one group.
+        (
+            "10.16.0.30,fd00:10:16::30",
+            none_free("10.16.0.30,fd00:10:16::30"),
+        ),
+        ("10.16.0.30,10.16.0.31", Ok(())),
+        ("10.16.0.30;10.16.0.61", none_free("10.16.0.30;10.16.0.61")),
+    ];
+    for (pool, want) in cases {
+        assert_eq!(
+            pod_named("web-5c9d8f7b4-qx8zt", &[(IP_POOL, pool)], web.clone(), &c),
+            *want,
+            "{pool}"
+        );
+    }
+    // Attachment pools alike (I7).
+    let pairs = [
+        (
+            "net1.default.ovn.kubernetes.io/logical_switch",
+            "ovn-default",
+        ),
+        (
+            "net1.default.ovn.kubernetes.io/ip_pool",
+            "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
+        ),
+    ];
+    assert_eq!(
+        pod_named("web-5c9d8f7b4-qx8zt", &pairs, web.clone(), &c),
+        none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31")
+    );
+    let pairs = [
+        (
+            "net1.default.ovn.kubernetes.io/logical_switch",
+            "ovn-default",
+        ),
+        (
+            "net1.default.ovn.kubernetes.io/ip_pool",
+            "10.16.0.40,10.16.0.41",
+        ),
+    ];
+    let c = cluster(vec![ip(
+        "db-0.default.net1.default.ovn",
+        "ovn-default",
+        "10.16.0.41",
+        "db-0",
+        "default",
+    )]);
+    assert_eq!(
+        pod_named("db-1", &pairs, statefulset("db"), &c),
+        conflict("10.16.0.41", "db-0.default.net1.default.ovn", "10.16.0.41")
+    );
+    assert_eq!(pod_named("db-0", &pairs, statefulset("db"), &c), Ok(()));
+}
+
+#[test]
+fn workloads_warn_when_replicas_outnumber_groups() {
+    let warn = |groups: usize, replicas: u64| {
+        format!("ip_pool has {groups} entries for {replicas} replicas")
+    };
+    let attached = "net1.default.ovn.kubernetes.io/ip_pool";
+    type Case<'a> = (Vec<(&'a str, &'a str)>, u64, Vec<String>);
+    let cases: Vec<Case> = vec![
+        (
+            vec![(IP_POOL, "10.16.0.40,10.16.0.41")],
+            3,
+            vec![warn(2, 3)],
+        ),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 2, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 1, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 0, vec![]),
+        (vec![(IP_POOL, "10.16.0.40,fd00::40")], 2, vec![warn(1, 2)]),
+        (
+            vec![(IP_POOL, "10.16.0.40;10.16.0.41;10.16.0.42")],
+            4,
+            vec![warn(3, 4)],
+        ),
+        (vec![(IP_POOL, "10.16.0.58")], 1, vec![]),
+        // An IPPool's name is no list of addresses.
+        (vec![(IP_POOL, "pool-a")], 5, vec![]),
+        (vec![], 5, vec![]),
+        // Attachment pools too; the same text once.
+        (vec![(attached, "10.70.0.5,10.70.0.6")], 3, vec![warn(2, 3)]),
+        (
+            vec![(IP_POOL, "10.16.0.40"), (attached, "10.70.0.5,10.70.0.6")],
+            3,
+            vec![warn(1, 3), warn(2, 3)],
+        ),
+        (
+            vec![
+                (IP_POOL, "10.16.0.40,10.16.0.41"),
+                (attached, "10.70.0.5,10.70.0.6"),
+            ],
+            3,
+            vec![warn(2, 3)],
+        ),
+        (
+            vec![(IP_POOL, "10.16.0.40")],
+            u64::MAX,
+            vec![warn(1, u64::MAX)],
+        ),
+    ];
+    for (pairs, replicas, want) in cases {
+        assert_eq!(
+            pool_warnings(&annotations(&pairs), replicas),
+            want,
+            "{pairs:?} {replicas}"
+        );
+    }
+}
+
+#[test]
+fn lookup_failures_reject_with_400() {
+    let mut c = cluster(vec![]);
+    c.fail = Some("cannot list kubeovn.io/v1 IP: boom".into());
+    assert_eq!(
+        pod(
+            &[(IP_ADDRESS, "10.16.0.5"), (LOGICAL_SWITCH, "ovn-default")],
+            &c
+        ),
+        Err(Denial::bad_request("cannot list kubeovn.io/v1 IP: boom"))
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An address of ovn-default (10.16.0.0/16, fd00:10:16::/112) that is
+    /// neither its gateway, its network nor its broadcast address.
+    fn v4() -> impl Strategy<Value = String> {
+        (1u8..=254, 2u8..=254).prop_map(|(c, d)| format!("10.16.{c}.{d}"))
+    }
+
+    fn v6() -> impl Strategy<Value = String> {
+        (2u16..=0xffff).prop_map(|h| format!("fd00:10:16::{h:x}"))
+    }
+
+    /// `v4`, `v6` or `v4,v6`, as a static-IP annotation or an IP CR's fields.
+    fn addresses() -> impl Strategy<Value = (Option<String>, Option<String>)> {
+        prop_oneof![
+            v4().prop_map(|a| (Some(a), None)),
+            v6().prop_map(|b| (None, Some(b))),
+            (v4(), v6()).prop_map(|(a, b)| (Some(a), Some(b))),
+        ]
+    }
+
+    fn joined((v4, v6): &(Option<String>, Option<String>)) -> String {
+        [v4, v6]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// An IP CR holding `addresses`, written the way the controller does
+    /// (split fields) or only in the combined field.
+    fn ip_cr(
+        name: &str,
+        subnet: &str,
+        addresses: &(Option<String>, Option<String>),
+        pod: &str,
+        namespace: &str,
+        split: bool,
+    ) -> Ip {
+        let mut cr = ip(name, subnet, &joined(addresses), pod, namespace);
+        if split {
+            cr.spec.v4_ip_address = addresses.0.clone().unwrap_or_default();
+            cr.spec.v6_ip_address = addresses.1.clone().unwrap_or_default();
+        }
+        cr
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A request never conflicts with its own IP CRs (the audit scanner
+        /// replays running pods as CREATE, I11).
+        #[test]
+        fn a_pod_never_conflicts_with_its_own_ip_crs(
+            mine in addresses(),
+            split in any::<bool>(),
+            others in proptest::collection::vec((addresses(), "[a-z]{1,6}"), 0..8),
+        ) {
+            let mut ips = vec![ip_cr("app-1.default", "ovn-default", &mine, "app-1", "default", split)];
+            // Other CRs elsewhere: another subnet, or the same subnet at other addresses.
+            for (i, (theirs, name)) in others.iter().enumerate() {
+                let clash = [&theirs.0, &theirs.1].into_iter().flatten().any(|a| {
+                    [&mine.0, &mine.1].into_iter().flatten().any(|m| m == a)
+                });
+                let subnet = if clash { "subnet-a" } else { "ovn-default" };
+                ips.push(ip_cr(&format!("{name}-{i}.default"), subnet, theirs, name, "default", !split));
+            }
+            let cluster = cluster(ips);
+            let annotation = joined(&mine);
+            let result = pod(
+                &[(IP_ADDRESS, annotation.as_str()), (LOGICAL_SWITCH, "ovn-default")],
+                &cluster,
+            );
+            prop_assert_eq!(result, Ok(()), "{}", annotation);
+        }
+
+        /// Adding an IP CR that holds none of the request's addresses in its
+        /// subnet never turns an accept into a deny.
+        #[test]
+        fn an_unrelated_ip_cr_never_turns_an_accept_into_a_deny(
+            wanted in addresses(),
+            existing in proptest::collection::vec(addresses(), 0..6),
+            added in addresses(),
+            other_subnet in any::<bool>(),
+        ) {
+            let held: Vec<&String> = existing.iter().flat_map(|e| [&e.0, &e.1]).flatten().collect();
+            let wanted_list: Vec<&String> = [&wanted.0, &wanted.1].into_iter().flatten().collect();
+            prop_assume!(wanted_list.iter().all(|w| !held.contains(w)));
+            let mut ips: Vec<Ip> = existing
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ip_cr(&format!("web-{i}.default"), "ovn-default", e, &format!("web-{i}"), "default", true))
+                .collect();
+            let annotation = joined(&wanted);
+            let pairs = [(IP_ADDRESS, annotation.as_str()), (LOGICAL_SWITCH, "ovn-default")];
+            prop_assert_eq!(pod(&pairs, &cluster(ips.clone())), Ok(()));
+            let unrelated = if other_subnet {
+                true
+            } else {
+                [&added.0, &added.1].into_iter().flatten().all(|a| !wanted_list.contains(&a))
+            };
+            prop_assume!(unrelated);
+            let subnet = if other_subnet { "subnet-a" } else { "ovn-default" };
+            ips.push(ip_cr("newcomer.team-b", subnet, &added, "newcomer", "team-b", true));
+            prop_assert_eq!(pod(&pairs, &cluster(ips)), Ok(()));
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Vpc admission: kube-ovn-webhook's `VpcCreateHook`, `VpcUpdateHook` and
+//! `VpcDeleteHook`, with `util.ValidateVpc`.
+//!
+//! Codes as upstream: a CREATE or UPDATE that fails is `Errored(400)`; a
+//! DELETE refused because the VPC is in use is `Denied` (403).
+
+use crate::admission::denial::Denial;
+use crate::admission::{Operation, Request};
+use crate::k8s::cluster::{Cluster, OvnNatKind};
+use crate::k8s::objects::{Vpc, VpcSpec};
+use crate::upstream::go_net::{parse_cidr, parse_ip};
+use crate::upstream::go_strconv::go_quote;
+use crate::upstream::kubeovn_util::check_cidrs;
+
+/// Admits a Vpc CREATE, UPDATE or DELETE.
+pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    match request.operation {
+        Operation::Create => validate_create(&request.object()?, cluster),
+        Operation::Update => validate_update(&request.object()?),
+        Operation::Delete => validate_delete(&request.old_object()?, cluster),
+        Operation::Other => Ok(()),
+    }
+}
+
+/// A Vpc CREATE: no Subnet may have its name, and the spec must be valid.
+/// A Subnet is never a Vpc, so an audit replay cannot clash with itself.
+pub fn validate_create(vpc: &Vpc, cluster: &dyn Cluster) -> Result<(), Denial> {
+    if cluster
+        .subnets()?
+        .iter()
+        .any(|subnet| subnet.metadata.name == vpc.metadata.name)
+    {
+        return Err(Denial::bad_request(
+            "vpc and subnet cannot have the same name",
+        ));
+    }
+    validate_spec(&vpc.spec).map_err(Denial::bad_request)
+}
+
+/// A Vpc UPDATE: the spec must be valid.
+pub fn validate_update(vpc: &Vpc) -> Result<(), Denial> {
+    validate_spec(&vpc.spec).map_err(Denial::bad_request)
+}
+
+/// A Vpc DELETE: refused while it has Subnets, or while an OVN DNAT, SNAT
+/// or FIP rule is in it (the first by name, I12).
+pub fn validate_delete(vpc: &Vpc, cluster: &dyn Cluster) -> Result<(), Denial> {
+    let name = vpc.metadata.name.as_str();
+    if !vpc.status.subnets.is_empty() {
+        return Err(Denial::forbidden(
+            "can't delete vpc when any subnet in the vpc",
+        ));
+    }
+    for kind in OvnNatKind::ALL {
+        let referrers = cluster.vpc_referrers(kind)?;
+        if let Some(rule) = referrers
+            .iter()
+            .filter(|rule| rule.vpc() == name)
+            .min_by(|a, b| a.metadata.name.cmp(&b.metadata.name))
+        {
+            return Err(Denial::forbidden(format!(
+                "can't delete vpc {}: still referenced by {} {}",
+                go_quote(name),
+                kind.kind(),
+                go_quote(&rule.metadata.name)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Upstream's `util.ValidateVpc`: static routes, policy routes and peerings.
+pub fn validate_spec(spec: &VpcSpec) -> Result<(), String> {
+    for route in &spec.static_routes {
+        if !matches!(route.policy.as_str(), "" | "policyDst" | "policySrc") {
+            return Err(format!("unknown policy type: {}", route.policy));
+        }
+        let cidr = route.cidr.as_str();
+        if cidr.contains('/') {
+            if parse_cidr(cidr).is_none() {
+                return Err(format!("invalid cidr {cidr}: invalid CIDR address: {cidr}"));
+            }
+        } else if parse_ip(cidr).is_none() {
+            return Err(format!("invalid IP {cidr}"));
+        }
+        if parse_ip(&route.next_hop_ip).is_none() {
+            return Err(format!("invalid next hop IP {}", route.next_hop_ip));
+        }
+    }
+    for route in &spec.policy_routes {
+        if !matches!(route.action.as_str(), "allow" | "drop" | "reroute") {
+            return Err(format!("unknown policy action: {}", route.action));
+        }
+        // An ECMP reroute may name several next hops.
+        if route.action == "reroute"
+            && route
+                .next_hop_ip
+                .split(',')
+                .any(|ip| parse_ip(ip).is_none())
+        {
+            return Err(format!("invalid next hop ips: {}", route.next_hop_ip));
+        }
+    }
+    for peering in &spec.vpc_peerings {
+        if !check_cidrs(&peering.local_connect_ip) {
+            return Err(format!("invalid cidr {}", peering.local_connect_ip));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering, VpcReferrer};
+    use serde_json::json;
+
+    fn route(policy: &str, cidr: &str, next_hop: &str) -> StaticRoute {
+        StaticRoute {
+            policy: policy.into(),
+            cidr: cidr.into(),
+            next_hop_ip: next_hop.into(),
+        }
+    }
+
+    #[test]
+    fn spec_checks_in_upstream_order() {
+        let policy = |action: &str, hops: &str| PolicyRoute {
+            action: action.into(),
+            next_hop_ip: hops.into(),
+        };
+        let peering = |ip: &str| VpcPeering {
+            local_connect_ip: ip.into(),
+        };
+        let cases: Vec<(VpcSpec, Result<(), &str>)> = vec![
+            (VpcSpec::default(), Ok(())),
+            (
+                VpcSpec {
+                    static_routes: vec![route("policyDst", "10.0.0.0/24", "10.1.0.1")],
+                    policy_routes: vec![policy("reroute", "10.0.0.1,10.0.0.2"), policy("drop", "")],
+                    vpc_peerings: vec![peering("169.254.0.1/30")],
+                    ..Default::default()
+                },
+                Ok(()),
+            ),
+            (
+                VpcSpec {
+                    static_routes: vec![route("", "10.0.0.7", "fd00::1")],
+                    ..Default::default()
+                },
+                Ok(()),
+            ),
+            (
+                VpcSpec {
+                    static_routes: vec![route("policyAny", "10.0.0.0/24", "10.1.0.1")],
+                    ..Default::default()
+                },
+                Err("unknown policy type: policyAny"),
+            ),
+            (
+                VpcSpec {
+                    static_routes: vec![route("", "10.0.0.0/33", "10.1.0.1")],
+                    ..Default::default()
+                },
+                Err("invalid cidr 10.0.0.0/33: invalid CIDR address: 10.0.0.0/33"),
+            ),
+            (
+                VpcSpec {
+                    static_routes: vec![route("", "10.0.0.256", "10.1.0.1")],
+                    ..Default::default()
+                },
+                Err("invalid IP 10.0.0.256"),
+            ),
+            (
+                VpcSpec {
+                    static_routes: vec![route("", "10.0.0.0/8", "")],
+                    ..Default::default()
+                },
+                Err("invalid next hop IP "),
+            ),
+            (
+                VpcSpec {
+                    policy_routes: vec![policy("Allow", "")],
+                    ..Default::default()
+                },
+                Err("unknown policy action: Allow"),
+            ),
+            (
+                VpcSpec {
+                    policy_routes: vec![policy("reroute", "10.0.0.1, 10.0.0.2")],
+                    ..Default::default()
+                },
+                Err("invalid next hop ips: 10.0.0.1, 10.0.0.2"),
+            ),
+            (
+                VpcSpec {
+                    vpc_peerings: vec![peering("169.254.0.1")],
+                    ..Default::default()
+                },
+                Err("invalid cidr 169.254.0.1"),
+            ),
+        ];
+        for (spec, want) in cases {
+            assert_eq!(
+                validate_spec(&spec),
+                want.map_err(str::to_string),
+                "{spec:?}"
+            );
+        }
+    }
+
+    fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
+        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
+            .expect("referrer")
+    }
+
+    #[test]
+    fn delete_is_refused_while_in_use() {
+        let vpc = |subnets: serde_json::Value| -> Vpc {
+            crate::k8s::fake::from_value(
+                json!({"metadata": {"name": "vpc-a"}, "status": {"subnets": subnets}}),
+            )
+            .expect("vpc")
+        };
+        let cluster = FakeCluster {
+            vpc_referrers: vec![
+                (OvnNatKind::DnatRule, referrer("dnat-z", "", "vpc-b")),
+                (OvnNatKind::SnatRule, referrer("snat-z", "vpc-a", "")),
+                (OvnNatKind::SnatRule, referrer("snat-b", "vpc-a", "")),
+                (OvnNatKind::Fip, referrer("fip-a", "", "vpc-a")),
+            ],
+            ..FakeCluster::default()
+        };
+        assert_eq!(
+            validate_delete(&vpc(json!(["s1"])), &cluster),
+            Err(Denial::forbidden(
+                "can't delete vpc when any subnet in the vpc"
+            ))
+        );
+        // DNAT rules are checked first; among SNAT rules the first by name is named.
+        assert_eq!(
+            validate_delete(&vpc(json!([])), &cluster),
+            Err(Denial::forbidden(
+                "can't delete vpc \"vpc-a\": still referenced by OvnSnatRule \"snat-b\""
+            ))
+        );
+        // status.vpc wins over spec.vpc.
+        let moved = FakeCluster {
+            vpc_referrers: vec![(OvnNatKind::DnatRule, referrer("dnat-a", "vpc-a", "vpc-b"))],
+            ..FakeCluster::default()
+        };
+        assert_eq!(validate_delete(&vpc(json!(null)), &moved), Ok(()));
+    }
+}

@@ -1,0 +1,732 @@
+//! Every lookup the policy makes goes through here.
+//!
+//! Checks see the cluster through the [`Cluster`] trait: the policy-server's
+//! host capabilities in production ([`HostCluster`]), an in-memory fake in
+//! unit tests. Each lookup is made at most once per evaluation and only when
+//! a check needs it; results are memoised for the rest of the evaluation.
+//! Kube-OVN's kinds are cluster-scoped, so they are listed with
+//! `list_resources_all` (served from the policy-server's watch cache) or
+//! fetched with `get_resource` and no namespace.
+//!
+//! The answers are decoded here rather than by the SDK's typed helpers, so
+//! that IP objects are read with borrowed strings and only those of the
+//! subnet asked about are kept, and so that the same code runs natively
+//! (benchmarks, fuzzing) over any [`Host`].
+
+use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
+use crate::k8s::objects::{
+    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Kind, Named,
+    Namespace, Service, Subnet, Vpc, VpcReferrer,
+};
+use crate::upstream::go_strconv::go_quote;
+use json::{self, Decode};
+use kubewarden_policy_sdk::host_capabilities::kubernetes::{
+    GetResourceRequest, ListAllResourcesRequest,
+};
+use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
+use std::collections::BTreeSet;
+
+/// A lookup that failed: what could not be read, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LookupError(pub String);
+
+/// What the checks may ask of the cluster.
+pub trait Cluster {
+    /// The `kubeovn.io/v1` IP CRs whose `spec.subnet` is `subnet`, in no
+    /// particular order. Not memoised: callers keep what they need.
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError>;
+    /// Every `kubeovn.io/v1` Subnet.
+    fn subnets(&self) -> Result<&[Subnet], LookupError>;
+    /// The Namespace of that name, `None` when it does not exist.
+    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError>;
+    /// Whether the `kubeovn.io/v1` IPPool of that name exists.
+    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
+        self.exists(Kind::of::<IpPool>(), name)
+    }
+    /// Whether an object of a cluster-scoped kind exists (nothing of it is read).
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError>;
+    /// The ConfigMap `namespace/name`, `None` when it does not exist.
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError>;
+    /// The `kubeovn.io/v1` Vpc of that name, `None` when it does not exist.
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError>;
+    /// The `kubeovn.io/v1` IptablesEIP of that name, `None` when it does not exist.
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError>;
+    /// The IptablesDnatRules carrying every one of these labels, in no order.
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError>;
+    /// The names of the objects of a kind carrying every one of these labels,
+    /// in no order; `field_masks` keep the answer small (no spec field is read).
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        field_masks: &[&str],
+    ) -> Result<Vec<String>, LookupError>;
+    /// The `kubeovn.io/v1` Subnet of that name (its CIDR and gateway), `None`
+    /// when it does not exist.
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
+    /// Every `kubeovn.io/v1` Vpc.
+    fn vpcs(&self) -> Result<&[Vpc], LookupError>;
+    /// Service `default/kubernetes`, `None` when it does not exist (I9).
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError>;
+    /// Every OVN NAT rule of one kind, with the VPC it is in.
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError>;
+}
+
+/// The OVN NAT kinds that keep a Vpc from being deleted, in upstream's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OvnNatKind {
+    /// `OvnDnatRule`
+    DnatRule,
+    /// `OvnSnatRule`
+    SnatRule,
+    /// `OvnFip`
+    Fip,
+}
+
+impl OvnNatKind {
+    /// All of them, in the order a Vpc DELETE checks them.
+    pub const ALL: [OvnNatKind; 3] = [Self::DnatRule, Self::SnatRule, Self::Fip];
+
+    /// The Kubernetes kind.
+    pub fn kind(self) -> &'static str {
+        self.as_kind().kind
+    }
+
+    /// `kubeovn.io/v1` OvnEip, the address these rules use.
+    pub fn eip_kind() -> Kind {
+        Kind::of::<crate::k8s::objects::OvnEip>()
+    }
+
+    /// The kind as lookups name it.
+    pub fn as_kind(self) -> Kind {
+        let (kind, list_kind) = match self {
+            Self::DnatRule => ("OvnDnatRule", "OvnDnatRuleList"),
+            Self::SnatRule => ("OvnSnatRule", "OvnSnatRuleList"),
+            Self::Fip => ("OvnFip", "OvnFipList"),
+        };
+        Kind {
+            api_version: "kubeovn.io/v1",
+            kind,
+            list_kind,
+        }
+    }
+}
+
+/// The fields of an IP CR the policy reads; the policy-server prunes the rest
+/// of `spec` before the list crosses into the guest (metadata always comes).
+pub const IP_FIELD_MASKS: [&str; 6] = [
+    "spec.ipAddress",
+    "spec.namespace",
+    "spec.podName",
+    "spec.subnet",
+    "spec.v4IpAddress",
+    "spec.v6IpAddress",
+];
+
+/// The fields of a Subnet that any check reads of *other* Subnets: its
+/// CIDR, gateway and namespace binding (pods), its VPC, VLAN and egress
+/// policy routing (overlap). One set for every Subnet list, so the
+/// policy-server keeps a single reflector for them.
+pub const SUBNET_FIELD_MASKS: [&str; 8] = [
+    "spec.cidrBlock",
+    "spec.default",
+    "spec.externalEgressGateway",
+    "spec.gateway",
+    "spec.namespaces",
+    "spec.policyRoutingTableID",
+    "spec.vlan",
+    "spec.vpc",
+];
+
+/// The fields of a Subnet fetched by name: what I6 and the Vip and IP checks read.
+pub const SUBNET_GET_FIELD_MASKS: [&str; 2] = ["spec.cidrBlock", "spec.gateway"];
+
+/// A Namespace is read for its annotations only: a mask that names no field
+/// outside `metadata` (which always comes whole) drops `spec` and `status`.
+pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
+
+/// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
+pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
+
+/// The fields of a Vpc a Subnet CREATE reads.
+pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "status.standby"];
+
+/// The fields of an OVN NAT rule a Vpc DELETE reads.
+pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
+
+/// The channel to the policy-server's Kubernetes host capabilities.
+pub trait Host {
+    /// One `kubewarden/kubernetes/<operation>` call: the request's JSON in,
+    /// the answer's bytes out, or the host's error.
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String>;
+}
+
+/// The waPC host of the policy-server (or of `kwctl`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Wapc;
+
+impl Host for Wapc {
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        wapc_guest::host_call("kubewarden", "kubernetes", operation, payload)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The cluster as the policy-server's Kubernetes host capabilities show it.
+pub struct HostCluster<H: Host = Wapc> {
+    host: H,
+    subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
+    vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
+    namespace: OnceCell<Result<Option<Namespace>, LookupError>>,
+    /// IP CRs without the subnet label, shared by every subnet asked about.
+    unlabelled_ips: RefCell<Option<Vec<u8>>>,
+}
+
+impl HostCluster<Wapc> {
+    /// A view through the waPC host that has looked nothing up yet.
+    pub fn new() -> Self {
+        Self::with_host(Wapc)
+    }
+}
+
+impl Default for HostCluster<Wapc> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<H: Host> HostCluster<H> {
+    /// A view through any host that has looked nothing up yet.
+    pub fn with_host(host: H) -> Self {
+        HostCluster {
+            host,
+            subnets: OnceCell::new(),
+            vpcs: OnceCell::new(),
+            namespace: OnceCell::new(),
+            unlabelled_ips: RefCell::new(None),
+        }
+    }
+
+    /// One `list_resources_all` call; the answer's bytes.
+    fn list_raw(
+        &self,
+        kind: Kind,
+        label_selector: Option<String>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Vec<u8>, LookupError> {
+        self.list_selected(kind, label_selector, None, field_masks)
+    }
+
+    /// One `list_resources_all` call with a field selector too.
+    fn list_selected(
+        &self,
+        kind: Kind,
+        label_selector: Option<String>,
+        field_selector: Option<String>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Vec<u8>, LookupError> {
+        let request = ListAllResourcesRequest {
+            api_version: kind.api_version.to_string(),
+            kind: kind.kind.to_string(),
+            label_selector,
+            field_selector,
+            field_masks: masks(field_masks),
+        };
+        let fail = |why: String| {
+            LookupError(format!(
+                "cannot list {} {}: {why}",
+                kind.api_version, kind.kind
+            ))
+        };
+        let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
+        self.host.call("list_resources_all", &payload).map_err(|e| {
+            fail(format!(
+                "error invoking host capability kubernetes.list_resources_all: {}",
+                host_error_summary(&e)
+            ))
+        })
+    }
+
+    /// Lists every object of a kind, each decoded as `T`.
+    fn list_all<T>(&self, kind: Kind, field_masks: Option<&[&str]>) -> Result<Vec<T>, LookupError>
+    where
+        T: for<'a> Decode<'a>,
+    {
+        let raw = self.list_raw(kind, None, field_masks)?;
+        decode_list::<T>(kind, &raw)
+    }
+
+    /// An object of a cluster-scoped kind by name, from the policy-server's
+    /// watch cache: a list narrowed to the name by a field selector, not a
+    /// GET. Once that cache is filled the answer costs no API request (a GET
+    /// is one every time, cached for 5 s), and a missing object is an empty
+    /// list rather than an error text. The policy-server keeps one cache per
+    /// name asked for, so this is for kinds whose names are few (Subnets,
+    /// Namespaces); a name that is not a valid object name cannot exist and
+    /// is not asked for.
+    fn get_cached<T>(
+        &self,
+        kind: Kind,
+        name: &str,
+        field_masks: &[&str],
+    ) -> Result<Option<T>, LookupError>
+    where
+        T: for<'a> Decode<'a>,
+    {
+        if !is_dns1123_subdomain(name) {
+            return Ok(None);
+        }
+        let selector = format!("metadata.name={name}");
+        self.list_selected(kind, None, Some(selector), Some(field_masks))
+            .and_then(|raw| decode_list::<T>(kind, &raw))
+            .map(|items| items.into_iter().next())
+            .map_err(|e| as_get_error(e, kind, name))
+    }
+
+    /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
+    /// `Ok(None)` when it does not exist. A name that is not a valid object
+    /// name cannot exist, so it is not asked for.
+    fn get_object<T>(
+        &self,
+        kind: Kind,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Option<T>, LookupError>
+    where
+        T: for<'a> Decode<'a>,
+    {
+        let Some(raw) = self.get_raw(kind, name, namespace, field_masks)? else {
+            return Ok(None);
+        };
+        json::from_slice(&raw).map(Some).map_err(|e| {
+            get_error(
+                kind,
+                name,
+                namespace,
+                &format!("error deserializing get resource response: {e}"),
+            )
+        })
+    }
+
+    /// One `get_resource` call, its answer's type checked; the part of
+    /// [`Self::get_object`] that does not depend on the decoded type.
+    fn get_raw(
+        &self,
+        kind: Kind,
+        name: &str,
+        namespace: Option<&str>,
+        field_masks: Option<&[&str]>,
+    ) -> Result<Option<Vec<u8>>, LookupError> {
+        if !is_dns1123_subdomain(name) {
+            return Ok(None);
+        }
+        let fail = |why: String| get_error(kind, name, namespace, &why);
+        let request = GetResourceRequest {
+            api_version: kind.api_version.to_string(),
+            kind: kind.kind.to_string(),
+            name: name.to_string(),
+            namespace: namespace.map(str::to_string),
+            disable_cache: false,
+            field_masks: masks(field_masks),
+        };
+        let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
+        match self.host.call("get_resource", &payload) {
+            Ok(raw) => {
+                let decode_error =
+                    |why: String| fail(format!("error deserializing get resource response: {why}"));
+                if json::is_null(&raw) {
+                    return Err(decode_error("expected an object, found null".to_string()));
+                }
+                let head: TypeHead<'_> =
+                    json::from_slice(&raw).map_err(|e| decode_error(e.to_string()))?;
+                head.check(kind.api_version, kind.kind, false)
+                    .map_err(decode_error)?;
+                Ok(Some(raw))
+            }
+            Err(text) if is_not_found(&text, kind, name, namespace) => Ok(None),
+            Err(text) => Err(fail(format!(
+                "error invoking host capability kubernetes.get_resource: {}",
+                host_error_summary(&text)
+            ))),
+        }
+    }
+}
+
+/// `cannot get <apiVersion> <Kind> "<namespace/name>": <why>`.
+fn get_error(kind: Kind, name: &str, namespace: Option<&str>, why: &str) -> LookupError {
+    let shown = match namespace {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.to_string(),
+    };
+    LookupError(format!(
+        "cannot get {} {} {:?}: {why}",
+        kind.api_version, kind.kind, shown
+    ))
+}
+
+/// A failed list narrowed to one name, reported as the lookup of that
+/// object: `cannot get <apiVersion> <Kind> "<name>": <why>`.
+fn as_get_error(e: LookupError, kind: Kind, name: &str) -> LookupError {
+    let list = format!("cannot list {} {}: ", kind.api_version, kind.kind);
+    match e.0.strip_prefix(&list) {
+        Some(why) => get_error(kind, name, None, why),
+        None => e,
+    }
+}
+
+fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
+    field_masks.map(|m| m.iter().map(|s| s.to_string()).collect())
+}
+
+json::json_struct! {
+    /// The `apiVersion` and `kind` of an answer, which must be the ones asked
+    /// for: an answer of another kind is the host's error, and reading it as an
+    /// object of the kind asked for could admit what the cluster forbids.
+    #[derive(Default)]
+    struct TypeHead<'a> {
+        api_version: Option<Cow<'a, str>> = "apiVersion",
+        kind: Option<Cow<'a, str>> = "kind",
+    }
+}
+
+impl TypeHead<'_> {
+    /// `required`: whether an absent field is an error (a list's envelope is
+    /// always typed by the host; a single object may come without its type).
+    fn check(&self, api_version: &str, kind: &str, required: bool) -> Result<(), String> {
+        for (field, got, want) in [
+            ("kind", &self.kind, kind),
+            ("apiVersion", &self.api_version, api_version),
+        ] {
+            match got.as_deref() {
+                Some(got) if got == want => {}
+                Some(got) => {
+                    return Err(format!(
+                        "invalid value: string {}, expected {want}",
+                        go_quote(got)
+                    ));
+                }
+                None if required => {
+                    return Err(format!("missing field `{field}`, expected {want}"));
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Decodes a `{Kind}List` answer of `kind`: its kind is checked, its items
+/// decoded as `I` (the kind's own type, or a lighter borrowed view of it).
+/// `items` is required: an answer without it is not a list, and reading it
+/// as an empty one would admit what the cluster forbids.
+fn decode_list<'a, I>(kind: Kind, raw: &'a [u8]) -> Result<Vec<I>, LookupError>
+where
+    I: Decode<'a>,
+{
+    let fail = |why: String| {
+        LookupError(format!(
+            "cannot list {} {}: error deserializing list all resources response: {why}",
+            kind.api_version, kind.kind
+        ))
+    };
+    let text = std::str::from_utf8(raw).map_err(|_| fail("invalid UTF-8".to_string()))?;
+    if json::is_null(raw) {
+        return Err(fail("expected a list, found null".to_string()));
+    }
+    let mut head = TypeHead::default();
+    let mut items = None;
+    let mut reader = json::Reader::new(text);
+    reader
+        .object(&mut |r, key| {
+            match key {
+                "apiVersion" => head.api_version = Decode::decode(r)?,
+                "kind" => head.kind = Decode::decode(r)?,
+                "items" => items = Some(Vec::<I>::decode(r)?),
+                _ => r.skip()?,
+            }
+            Ok(())
+        })
+        .and_then(|()| reader.finish())
+        .map_err(|e| fail(e.to_string()))?;
+    head.check(kind.api_version, kind.list_kind, true)
+        .map_err(fail)?;
+    items.ok_or_else(|| fail("missing field `items`".to_string()))
+}
+
+/// The IP CRs of `subnet` in a raw IP list answer, decoded with borrowed
+/// strings; only those kept are copied.
+fn ips_of_subnet(raw: &[u8], subnet: &str, into: &mut Vec<Ip>) -> Result<(), LookupError> {
+    let items: Vec<IpRef<'_>> = decode_list::<IpRef<'_>>(Kind::of::<Ip>(), raw)?;
+    into.extend(
+        items
+            .iter()
+            .filter(|ip| ip.spec.subnet.as_ref() == subnet)
+            .map(IpRef::to_owned),
+    );
+    Ok(())
+}
+
+/// `k1=v1,k2=v2`, or `None` when a value is no valid label value: no object
+/// can carry it, so nothing is asked.
+fn label_selector(labels: &[(&str, &str)]) -> Option<String> {
+    labels
+        .iter()
+        .map(|(key, value)| is_label_value(value).then(|| format!("{key}={value}")))
+        .collect::<Option<Vec<_>>>()
+        .map(|terms| terms.join(","))
+}
+
+/// Whether a failed `get_resource` means the object does not exist.
+///
+/// policy-evaluator reads the object with kube-rs' `Api::get_opt`, which
+/// turns the API server's 404 into `None`, and then fails the call with
+/// `Cannot find <apiVersion>/<Kind> named '<name>' inside of namespace
+/// '<namespace as Rust's Debug of Option<&str>>'` (`client.rs`,
+/// `Client::get_resource`, Kubewarden 1.36). The host call carries no
+/// structured error, so that text, for exactly the object asked for, is the
+/// only signal; any other failure (403, a missing CRD, a timeout) stays a
+/// failed lookup.
+fn is_not_found(text: &str, kind: Kind, name: &str, namespace: Option<&str>) -> bool {
+    let missing = format!(
+        "Cannot find {}/{} named '{name}' inside of namespace '{namespace:?}'",
+        kind.api_version, kind.kind
+    );
+    host_error_summary(text).ends_with(&missing)
+}
+
+/// A host error as a rejection message shows it: its first line (with
+/// `RUST_BACKTRACE` set, the policy-server appends a backtrace), without the
+/// debug dump of the API server's Status that kube-rs appends to an API
+/// error (`… at the cluster scope: Forbidden (Status { status: … })`).
+fn host_error_summary(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or("").trim_end();
+    [" (Status { ", " (ErrorResponse { "]
+        .iter()
+        .filter_map(|dump| line.find(dump))
+        .min()
+        .map_or(line, |end| &line[..end])
+}
+
+impl<H: Host> Cluster for HostCluster<H> {
+    /// With a subnet name that is a valid label value, two narrow lists: the
+    /// IP CRs labelled with the subnet, and those without the label at all
+    /// (an IP CR written by hand, before kube-ovn-controller labels it).
+    /// Otherwise the whole list.
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+        let mut found = Vec::new();
+        if !is_label_value(subnet) || subnet.is_empty() {
+            let raw = self.list_raw(Kind::of::<Ip>(), None, Some(&IP_FIELD_MASKS))?;
+            ips_of_subnet(&raw, subnet, &mut found)?;
+            return Ok(found);
+        }
+        let labelled = self.list_raw(
+            Kind::of::<Ip>(),
+            Some(format!("{SUBNET_LABEL}={subnet}")),
+            Some(&IP_FIELD_MASKS),
+        )?;
+        ips_of_subnet(&labelled, subnet, &mut found)?;
+        let mut unlabelled = self.unlabelled_ips.borrow_mut();
+        if unlabelled.is_none() {
+            *unlabelled = Some(self.list_raw(
+                Kind::of::<Ip>(),
+                Some(format!("!{SUBNET_LABEL}")),
+                Some(&IP_FIELD_MASKS),
+            )?);
+        }
+        if let Some(raw) = unlabelled.as_deref() {
+            ips_of_subnet(raw, subnet, &mut found)?;
+        }
+        Ok(found)
+    }
+
+    fn subnets(&self) -> Result<&[Subnet], LookupError> {
+        self.subnets
+            .get_or_init(|| {
+                self.list_all::<Subnet>(Kind::of::<Subnet>(), Some(&SUBNET_FIELD_MASKS))
+            })
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
+        // An evaluation concerns one namespace (the request's), so one slot is enough.
+        self.namespace
+            .get_or_init(|| {
+                self.get_cached::<Namespace>(Kind::of::<Namespace>(), name, &NAMESPACE_FIELD_MASKS)
+            })
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(Clone::clone)
+    }
+
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
+        // Only its existence matters: nothing of it is decoded.
+        self.get_object::<json::Ignored>(kind, name, None, None)
+            .map(|object| object.is_some())
+    }
+
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
+        self.get_object::<ConfigMap>(Kind::of::<ConfigMap>(), name, Some(namespace), None)
+    }
+
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
+        self.get_object::<Vpc>(Kind::of::<Vpc>(), name, None, Some(&["spec.enableBfd"]))
+    }
+
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
+        self.get_object::<IptablesEip>(Kind::of::<IptablesEip>(), name, None, None)
+    }
+
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError> {
+        let Some(selector) = label_selector(labels) else {
+            return Ok(Vec::new());
+        };
+        let kind = IPTABLES_DNAT_RULE;
+        let raw = self.list_raw(
+            kind,
+            Some(selector),
+            Some(&["spec.eip", "spec.protocol", "spec.type"]),
+        )?;
+        decode_list::<IptablesRule>(kind, &raw)
+    }
+
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        field_masks: &[&str],
+    ) -> Result<Vec<String>, LookupError> {
+        let Some(selector) = label_selector(labels) else {
+            return Ok(Vec::new());
+        };
+        let raw = self.list_raw(kind, Some(selector), Some(field_masks))?;
+        Ok(decode_list::<Named>(kind, &raw)?
+            .into_iter()
+            .map(|o| o.metadata.name)
+            .collect())
+    }
+
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+        self.get_cached::<Subnet>(Kind::of::<Subnet>(), name, &SUBNET_GET_FIELD_MASKS)
+    }
+
+    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
+        self.vpcs
+            .get_or_init(|| self.list_all::<Vpc>(Kind::of::<Vpc>(), Some(&VPC_FIELD_MASKS)))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
+        self.get_object::<Service>(
+            Kind::of::<Service>(),
+            "kubernetes",
+            Some("default"),
+            Some(&["spec.clusterIP", "spec.clusterIPs"]),
+        )
+    }
+
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
+        self.list_all::<VpcReferrer>(kind.as_kind(), Some(&VPC_REFERRER_FIELD_MASKS))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host that fails every call with one text.
+    struct Failing(&'static str);
+
+    impl Host for Failing {
+        fn call(&self, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
+            Err(self.0.to_string())
+        }
+    }
+
+    /// What the guest receives from policy-server 1.36 for a GET of a missing
+    /// object (recorded with kwctl against an API server answering 404),
+    /// with `RUST_BACKTRACE=1` in the server's environment.
+    const MISSING_POOL: &str = "Host error: Callback evaluation failure: Cannot find \
+        kubeovn.io/v1/IPPool named 'pool-a' inside of namespace 'None'\n\nStack backtrace:\n   0: <unknown>";
+
+    #[test]
+    fn a_missing_object_is_recognised_from_the_policy_servers_answer() {
+        let cluster = HostCluster::with_host(Failing(MISSING_POOL));
+        assert_eq!(cluster.ippool_exists("pool-a"), Ok(false));
+        let cm = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: Cannot find v1/ConfigMap named \
+             'ovn-vpc-nat-config' inside of namespace 'Some(\"kube-system\")'",
+        ));
+        assert_eq!(cm.config_map("kube-system", "ovn-vpc-nat-config"), Ok(None));
+    }
+
+    #[test]
+    fn only_the_object_asked_for_counts_as_missing() {
+        // Another object's text, another kind's, a missing CRD, a 403 and a
+        // 404 text that does not come from policy-evaluator: lookup failures.
+        for text in [
+            MISSING_POOL.replace("pool-a", "pool-b"),
+            MISSING_POOL.replace("IPPool", "Vpc"),
+            MISSING_POOL.replace("'None'", "'Some(\"default\")'"),
+            "Host error: Callback evaluation failure: Cannot find resource kubeovn.io/v1/IPPool"
+                .into(),
+            "Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io \"pool-a\" is \
+             forbidden: Forbidden (Status { code: 403 })"
+                .into(),
+            "ippools.kubeovn.io \"pool-a\" not found".into(),
+        ] {
+            let text: &'static str = Box::leak(text.into_boxed_str());
+            let cluster = HostCluster::with_host(Failing(text));
+            let err = cluster.ippool_exists("pool-a").expect_err(text);
+            assert!(
+                err.0
+                    .starts_with("cannot get kubeovn.io/v1 IPPool \"pool-a\": "),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_api_error_loses_kube_rs_debug_dump() {
+        let cluster = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io \"pool-a\" is \
+             forbidden: User \"u\" cannot get resource \"ippools\" in API group \"kubeovn.io\" at \
+             the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: \"…\" })",
+        ));
+        assert_eq!(
+            cluster.ippool_exists("pool-a"),
+            Err(LookupError(
+                "cannot get kubeovn.io/v1 IPPool \"pool-a\": error invoking host capability \
+                 kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: \
+                 ippools.kubeovn.io \"pool-a\" is forbidden: User \"u\" cannot get resource \
+                 \"ippools\" in API group \"kubeovn.io\" at the cluster scope: Forbidden"
+                    .to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn a_host_error_is_cut_to_its_first_line() {
+        let cluster = HostCluster::with_host(Failing(
+            "Host error: Callback evaluation failure: connection refused\n\nStack backtrace:\n   0: x",
+        ));
+        assert_eq!(
+            cluster.subnets().map(<[Subnet]>::len),
+            Err(LookupError(
+                "cannot list kubeovn.io/v1 Subnet: error invoking host capability \
+                 kubernetes.list_resources_all: Host error: Callback evaluation failure: \
+                 connection refused"
+                    .to_string()
+            ))
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! An in-memory cluster for tests of the checks, and `from_value` to
+//! build its objects with `serde_json::json!`.
+
+use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
+use crate::k8s::objects::{
+    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IptablesEip, IptablesRule, Kind, Namespace, Service,
+    Subnet, Vpc, VpcReferrer,
+};
+use json::Decode;
+
+/// Decodes a `serde_json::Value` (tests build objects with `json!`).
+pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, json::Error> {
+    json::from_str(&value.to_string())
+}
+
+/// A Subnet with a name and `spec.cidrBlock`, as the checks' tests need it.
+pub fn subnet(name: &str, cidr_block: &str) -> Subnet {
+    from_value(serde_json::json!({"metadata": {"name": name}, "spec": {"cidrBlock": cidr_block}}))
+        .expect("subnet")
+}
+
+/// Label pairs of a fake object.
+pub type Labels = Vec<(String, String)>;
+
+/// An in-memory cluster for tests of the checks.
+#[derive(Default)]
+pub struct FakeCluster {
+    /// IP CRs.
+    pub ips: Vec<Ip>,
+    /// Subnets.
+    pub subnets: Vec<Subnet>,
+    /// Namespaces.
+    pub namespaces: Vec<Namespace>,
+    /// IPPool names.
+    pub ippools: Vec<String>,
+    /// Vpcs.
+    pub vpcs: Vec<Vpc>,
+    /// Service `default/kubernetes`.
+    pub kubernetes_service: Option<Service>,
+    /// OVN NAT rules by kind.
+    pub vpc_referrers: Vec<(OvnNatKind, VpcReferrer)>,
+    /// ConfigMaps by namespace.
+    pub config_maps: Vec<(String, ConfigMap)>,
+    /// IptablesEIPs.
+    pub eips: Vec<IptablesEip>,
+    /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
+    pub labelled_objects: Vec<(Kind, Labels, IptablesRule)>,
+    /// Other objects that exist, by kind and name.
+    pub existing: Vec<(Kind, String)>,
+    /// When set, every lookup fails with this text.
+    pub fail: Option<String>,
+}
+
+impl Cluster for FakeCluster {
+    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .ips
+                .iter()
+                .filter(|ip| ip.spec.subnet == subnet)
+                .cloned()
+                .collect()),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn subnets(&self) -> Result<&[Subnet], LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(&self.subnets), |e| Err(LookupError(e)))
+    }
+    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self.namespaces.iter().find(|n| n.metadata.name == name)),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
+        self.fail.clone().map_or(
+            Ok(
+                (kind == Kind::of::<IpPool>() && self.ippools.iter().any(|p| p == name))
+                    || self.existing.iter().any(|(k, n)| *k == kind && n == name),
+            ),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .config_maps
+                .iter()
+                .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
+                .map(|(_, cm)| cm.clone())),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
+        self.vpcs()
+            .map(|all| all.iter().find(|v| v.metadata.name == name).cloned())
+    }
+    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
+            |e| Err(LookupError(e)),
+        )
+    }
+    fn iptables_dnat_rules(
+        &self,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<IptablesRule>, LookupError> {
+        Ok(self
+            .matching(IPTABLES_DNAT_RULE, labels)?
+            .into_iter()
+            .cloned()
+            .collect())
+    }
+    fn labelled(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+        _: &[&str],
+    ) -> Result<Vec<String>, LookupError> {
+        Ok(self
+            .matching(kind, labels)?
+            .into_iter()
+            .map(|r| r.metadata.name.clone())
+            .collect())
+    }
+    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+        self.subnets()
+            .map(|all| all.iter().find(|s| s.metadata.name == name).cloned())
+    }
+    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(&self.vpcs), |e| Err(LookupError(e)))
+    }
+    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(self.kubernetes_service.clone()), |e| Err(LookupError(e)))
+    }
+    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .vpc_referrers
+                .iter()
+                .filter(|(k, _)| *k == kind)
+                .map(|(_, r)| r.clone())
+                .collect()),
+            |e| Err(LookupError(e)),
+        )
+    }
+}
+
+impl FakeCluster {
+    fn matching(
+        &self,
+        kind: Kind,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<&IptablesRule>, LookupError> {
+        if let Some(e) = &self.fail {
+            return Err(LookupError(e.clone()));
+        }
+        Ok(self
+            .labelled_objects
+            .iter()
+            .filter(|(k, have, _)| {
+                *k == kind
+                    && labels
+                        .iter()
+                        .all(|(key, value)| have.iter().any(|(hk, hv)| hk == key && hv == value))
+            })
+            .map(|(_, _, rule)| rule)
+            .collect())
+    }
+}

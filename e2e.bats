@@ -94,9 +94,9 @@ assert_settings_rejected() {
   assert_denied 403 'ippool "pool-missing" not found'
 }
 
-@test "pod: a lookup the API server forbids is a 400 rejection that says what could not be read" {
-  evaluate pod-ippool-lookup-forbidden.json session_pod-ippool-lookup-forbidden.yml
-  assert_denied 400 'cannot get kubeovn.io/v1 IPPool "pool-missing": error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io "pool-missing" is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot get resource "ippools" in API group "kubeovn.io" at the cluster scope: Forbidden'
+@test "ovn-dnat-rule: a lookup the API server forbids is a 400 rejection that says what could not be read" {
+  evaluate ovn-dnat-eip-lookup-forbidden.json session_ovn-dnat-eip-lookup-forbidden.yml
+  assert_denied 400 'cannot get kubeovn.io/v1 OvnEip "eip-a": error invoking host capability kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: ovn-eips.kubeovn.io "eip-a" is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot get resource "ovn-eips" in API group "kubeovn.io" at the cluster scope: Forbidden'
 }
 
 @test "deployment: an ip_pool address held by another pod is denied" {

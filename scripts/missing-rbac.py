@@ -47,7 +47,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 STATIC_IP = ("clusterwide-kube-ovn-static-ip", ROOT / "tests/conformance/008-pod-default-subnet-conflict.json")
 NETWORKS = ("clusterwide-kube-ovn-networks", ROOT / "tests/conformance/159-subnet-overlap-ovn-default-same-vpc.json")
 NAT_GW = ("clusterwide-kube-ovn-networks", ROOT / "tests/conformance/218-natgw-create-allowed.json")
-POOL = ("clusterwide-kube-ovn-static-ip", ROOT / "tests/conformance/035-pod-ippool-name-missing.json")
+EIP = ("clusterwide-kube-ovn-networks", ROOT / "tests/cases/k01-ovn-dnat-eip-lookup-forbidden.json")
 
 
 def load_standin():
@@ -339,7 +339,7 @@ def main():
         f"# {version}, --workers {args.workers}, --policy-timeout 2 (default); policies as in deploy/",
         f"# (timeoutEvalSeconds 8); requests from {STATIC_IP[1].name} (a pod with a static IP),",
         f"# {NETWORKS[1].name} (a Subnet CREATE), {NAT_GW[1].name} (a VpcNatGateway CREATE),",
-        f"# {POOL[1].name} (a pod naming an IPPool)",
+        f"# {EIP[1].name} (an OvnDnatRule CREATE naming an OvnEip)",
     ]
     scenarios = [
         ("nothing forbidden", STATIC_IP, [], scenario_baseline),
@@ -349,8 +349,8 @@ def main():
          lambda run, o: scenario_forbidden_list(run, o, NETWORKS, "/subnets")),
         ("list of IPs forbidden, five static-IP pods in a row", STATIC_IP, ["IP"],
          lambda run, o: scenario_repeated(run, o, STATIC_IP, "/ips")),
-        ("get of an IPPool forbidden", POOL, ["IPPool"],
-         lambda run, o: scenario_forbidden_get(run, o, POOL, "pod naming an IPPool")),
+        ("get of an OvnEip forbidden", EIP, ["OvnEip"],
+         lambda run, o: scenario_forbidden_get(run, o, EIP, "OvnDnatRule CREATE")),
         ("get of a ConfigMap forbidden", NAT_GW, ["ConfigMap"],
          lambda run, o: scenario_forbidden_get(run, o, NAT_GW, "VpcNatGateway CREATE")),
         ("every LIST takes 3 s, timeoutEvalSeconds 8 (deploy/)", STATIC_IP, [], lambda run, o: scenario_slow_list(run, o), 3.0),

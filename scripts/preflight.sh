@@ -25,10 +25,10 @@ check() { # expected verb resource [kubectl flags...]
 for r in vpcs iptables-eips; do
   for v in get list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
-for r in subnets ips iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
+for r in subnets ippools ips iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
   for v in list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
-for r in ippools ovn-eips qos-policies; do check yes get $r.kubeovn.io --as=$ps; done
+for r in ovn-eips qos-policies; do check yes get $r.kubeovn.io --as=$ps; done
 for v in list watch; do check yes $v namespaces --as=$ps; done
 check yes get configmaps/ovn-vpc-nat-config -n kube-system --as=$ps
 check yes get configmaps/ovn-vpc-nat-gw-config -n kube-system --as=$ps

@@ -66,7 +66,7 @@ AUDIT_SCANNER_SA = "audit-scanner"
 # Role with resourceNames there.
 LOOKUPS = {
     ("kubeovn.io/v1", "IP"): ("ips", {"list"}),
-    ("kubeovn.io/v1", "IPPool"): ("ippools", {"get"}),
+    ("kubeovn.io/v1", "IPPool"): ("ippools", {"list"}),
     ("kubeovn.io/v1", "IptablesDnatRule"): ("iptables-dnat-rules", {"list"}),
     ("kubeovn.io/v1", "IptablesEIP"): ("iptables-eips", {"get", "list"}),
     ("kubeovn.io/v1", "IptablesFIPRule"): ("iptables-fip-rules", {"list"}),
@@ -432,9 +432,9 @@ MISTAKES = [
      "auditScanner.reportCrdsKind: not a value of the admission-controller chart"),
     ("deploy/admission-controller-values.yaml", "enable: true", "enable: yes-please",
      "'yes-please' is not of type 'boolean'"),
-    ("deploy/rbac.yaml", 'resources: ["ippools", "ovn-eips", "qos-policies"]\n    verbs: ["get"]',
-     'resources: ["ippools", "ovn-eips", "qos-policies"]\n    verbs: ["get", "list"]',
-     "('kubeovn.io', 'ippools', 'list', '*', '*'), which no lookup needs"),
+    ("deploy/rbac.yaml", 'resources: ["ovn-eips", "qos-policies"]\n    verbs: ["get"]',
+     'resources: ["ovn-eips", "qos-policies"]\n    verbs: ["get", "list"]',
+     "('kubeovn.io', 'ovn-eips', 'list', '*', '*'), which no lookup needs"),
     ("deploy/rbac.yaml", 'resourceNames: ["ovn-vpc-nat-config", ', "resourceNames: [",
      "lacks ('', 'configmaps', 'get', 'kube-system', 'ovn-vpc-nat-config')"),
     ("deploy/rbac.yaml", "      - ovn-fips\n    verbs: [\"list\"]", '    verbs: ["list"]',

@@ -149,6 +149,9 @@ pub const SUBNET_GET_FIELD_MASKS: [&str; 2] = ["spec.cidrBlock", "spec.gateway"]
 /// outside `metadata` (which always comes whole) drops `spec` and `status`.
 pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
 
+/// Only an IPPool's existence is read: the same mask keeps nothing but its `metadata`.
+pub const IPPOOL_FIELD_MASKS: [&str; 1] = ["metadata"];
+
 /// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
 pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
 
@@ -266,8 +269,8 @@ impl<H: Host> HostCluster<H> {
     /// is one every time, cached for 5 s), and a missing object is an empty
     /// list rather than an error text. The policy-server keeps one cache per
     /// name asked for, so this is for kinds whose names are few (Subnets,
-    /// Namespaces); a name that is not a valid object name cannot exist and
-    /// is not asked for.
+    /// Namespaces, IPPools); a name that is not a valid object name cannot
+    /// exist and is not asked for.
     fn get_cached<T>(
         &self,
         kind: Kind,
@@ -564,6 +567,12 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
+    fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
+        // Named by pods and workloads, so from a watch cache like a pod's Subnet.
+        self.get_cached::<Named>(Kind::of::<IpPool>(), name, &IPPOOL_FIELD_MASKS)
+            .map(|object| object.is_some())
+    }
+
     fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
         // Only its existence matters: nothing of it is decoded.
         self.get_object::<json::Ignored>(kind, name, None, None)
@@ -654,14 +663,15 @@ mod tests {
 
     /// What the guest receives from policy-server 1.36 for a GET of a missing
     /// object (recorded with kwctl against an API server answering 404),
-    /// with `RUST_BACKTRACE=1` in the server's environment.
+    /// with `RUST_BACKTRACE=1` in the server's environment. (A pod's IPPool is
+    /// now a narrowed list; the GET of the same kind still shows the texts.)
     const MISSING_POOL: &str = "Host error: Callback evaluation failure: Cannot find \
         kubeovn.io/v1/IPPool named 'pool-a' inside of namespace 'None'\n\nStack backtrace:\n   0: <unknown>";
 
     #[test]
     fn a_missing_object_is_recognised_from_the_policy_servers_answer() {
         let cluster = HostCluster::with_host(Failing(MISSING_POOL));
-        assert_eq!(cluster.ippool_exists("pool-a"), Ok(false));
+        assert_eq!(cluster.exists(Kind::of::<IpPool>(), "pool-a"), Ok(false));
         let cm = HostCluster::with_host(Failing(
             "Host error: Callback evaluation failure: Cannot find v1/ConfigMap named \
              'ovn-vpc-nat-config' inside of namespace 'Some(\"kube-system\")'",
@@ -686,7 +696,9 @@ mod tests {
         ] {
             let text: &'static str = Box::leak(text.into_boxed_str());
             let cluster = HostCluster::with_host(Failing(text));
-            let err = cluster.ippool_exists("pool-a").expect_err(text);
+            let err = cluster
+                .exists(Kind::of::<IpPool>(), "pool-a")
+                .expect_err(text);
             assert!(
                 err.0
                     .starts_with("cannot get kubeovn.io/v1 IPPool \"pool-a\": "),
@@ -703,7 +715,7 @@ mod tests {
              the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: \"…\" })",
         ));
         assert_eq!(
-            cluster.ippool_exists("pool-a"),
+            cluster.exists(Kind::of::<IpPool>(), "pool-a"),
             Err(LookupError(
                 "cannot get kubeovn.io/v1 IPPool \"pool-a\": error invoking host capability \
                  kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: \

@@ -205,7 +205,7 @@ fn pods_without_static_ips_make_no_lookups() {
 }
 
 #[test]
-fn ippool_name_is_fetched_by_name() {
+fn ippool_name_is_read_from_a_watch_cache_narrowed_to_it() {
     let (ok, calls) = policy()
         .validate(
             &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-a"})),
@@ -215,8 +215,10 @@ fn ippool_name_is_fetched_by_name() {
         .expect("answer");
     assert!(ok.accepted, "{ok:?}");
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].operation, "get_resource");
-    assert_eq!(calls[0].payload["name"], "pool-a");
+    assert_eq!(calls[0].operation, "list_resources_all");
+    assert_eq!(calls[0].payload["kind"], "IPPool");
+    assert_eq!(calls[0].payload["field_selector"], "metadata.name=pool-a");
+    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
 
     let (missing, _) = policy()
         .validate(

@@ -9,8 +9,9 @@ pod, free and conflicting; a Deployment with a pool; a Subnet CREATE) it
 reports p50/p99 latency and requests per second at each concurrency, and the
 API requests the stand-in saw per decision. Then: the watches the
 policy-server holds, the first static-IP request after a restart (cold
-watch caches), a first touch of every subnet, and the policy-server's peak
-RSS. The last line:
+watch caches), a first touch of every subnet, the spread steady state
+(static-IP pods round robin over every subnet), and the policy-server's peak
+RSS. The stand-in runs in a process of its own. The last line:
 
   bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb=
 
@@ -224,7 +225,6 @@ def main():
         # with a free address of its own subnet (bench-data's layout: subnet j
         # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
         touch = args.subnets if args.touch_subnets is None else args.touch_subnets
-        spread = None
         if touch:
             base = json.dumps(free["request"])
             free_ip = free["request"]["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]

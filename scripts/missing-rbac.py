@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the real policy-server does when its ServiceAccount may not read a kind.
 
-    PATH=/work/shared/bin:$PATH make annotated-policy.wasm
+    make annotated-policy.wasm      (kwctl and policy-server on PATH)
     python3 scripts/missing-rbac.py [--policy-server PATH] [--workers N] [--out FILE]
 
 Runs Kubewarden's policy-server (plain HTTP on 127.0.0.1) with
@@ -328,7 +328,7 @@ def scenario_forbidden_get(run, out, which, label):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", type=Path, default=ROOT / "annotated-policy.wasm")
-    parser.add_argument("--policy-server", default=shutil.which("policy-server") or "/work/shared/bin/policy-server")
+    parser.add_argument("--policy-server", default=shutil.which("policy-server") or "policy-server")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", type=Path, help="also write the report here")
     args = parser.parse_args()

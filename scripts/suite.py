@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The whole test suite, step by step, then a summary (`make test`).
+
+    python3 scripts/suite.py [STEP ...]
+
+Every step is a target of the Makefile, run in this order whatever the
+others gave, its output passed through. A step that exits non-zero has
+failed; one that exits 0 after printing a line `SKIPPED: <test>: <why>`
+was skipped (a program it needs is not on this machine), not passed. The
+steps that need Kubewarden's own programs (kwctl, policy-server) are the
+only ones that may skip; everything else runs wherever `make test` runs.
+
+The last line is `test: N passed, N failed, N skipped`; the exit status is
+1 when a step failed.
+"""
+
+import subprocess
+import sys
+import time
+
+# (step, what it proves)
+STEPS = [
+    ("fmt", "rustfmt"),
+    ("lint", "the layer rule, clippy -D warnings (native and wasm)"),
+    ("lint-workflows", "actionlint on .github/workflows"),
+    ("unit-tests", "the policy's and the JSON reader's unit and property tests"),
+    ("host-tests", "the compiled module in our waPC host: every conformance case, sessions, bounds, metadata"),
+    ("fuzz-smoke", "every fuzz target from its seeds"),
+    ("bench-quick", "every benchmark scenario's answer"),
+    ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),
+    ("preflight-test", "scripts/preflight.sh with kubectl"),
+    ("conformance-kwctl", "every conformance case in the real kwctl"),
+    ("e2e-tests", "the test_data/ sessions through kwctl (bats)"),
+    ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),
+]
+
+
+def run(step):
+    """Run one step; its status and the SKIPPED: reason, if any."""
+    skipped = None
+    proc = subprocess.Popen(
+        ["make", "--no-print-directory", step],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+    )
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        sys.stdout.flush()
+        if line.startswith("SKIPPED:") and skipped is None:
+            skipped = line[len("SKIPPED:"):].strip()
+    code = proc.wait()
+    if code != 0:
+        return "failed", f"exit status {code}"
+    if skipped is not None:
+        return "skipped", skipped
+    return "passed", ""
+
+
+def main(argv):
+    known = dict(STEPS)
+    wanted = argv or [s for s, _ in STEPS]
+    unknown = [s for s in wanted if s not in known]
+    if unknown:
+        print(f"suite: unknown step(s) {', '.join(unknown)}; steps: {', '.join(known)}", file=sys.stderr)
+        return 2
+    results = []
+    for step in wanted:
+        print(f"\n== {step}: {known[step]}", flush=True)
+        started = time.monotonic()
+        status, why = run(step)
+        results.append((step, status, why, time.monotonic() - started))
+
+    count = {s: sum(1 for r in results if r[1] == s) for s in ("passed", "failed", "skipped")}
+    print(f"\n== make test: {count['passed'] + count['failed']} ran, {count['skipped']} skipped")
+    for step, status, why, seconds in results:
+        why = why.removeprefix(f"{step}: ")
+        detail = f": {why}" if why and status == "skipped" else (f" ({why})" if why else "")
+        print(f"  {status:<8} {step:<18} {seconds:6.0f} s{detail}")
+    print(f"test: {count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped")
+    return 1 if count["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

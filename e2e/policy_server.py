@@ -4,10 +4,9 @@
 For every example of test_data/examples.txt: the example's cluster is served
 by the API server stand-in (e2e/apiserver.py); a policy-server is started on
 127.0.0.1 with a throwaway self-signed certificate and a policies.yml made
-from the ClusterAdmissionPolicies of deploy/cluster-admission-policies.yaml,
-as the Kubewarden controller writes it (id `clusterwide-<name>`, module,
-mode, settings, contextAwareResources, timeoutEvalSeconds); the example's
-AdmissionReview is POSTed over HTTPS (the certificate verified) to
+from the ClusterAdmissionPolicies of deploy/, byte for byte as the Kubewarden
+controller writes it (e2e/webhooks.py) but for the module, the local file;
+the example's AdmissionReview is POSTed over HTTPS (the certificate verified) to
 /validate/<id> of the policy whose rules match the request.
 
 The answer must equal kwctl's for the same request, settings and cluster
@@ -31,11 +30,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from apiserver import Cluster, StandIn  # noqa: E402
 from conformance_kwctl import compare  # noqa: E402
+from webhooks import dump_policies_yml, load_cluster_admission_policies, policy_id, render_policies_yml  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,24 +45,12 @@ def free_port():
 
 
 def load_policies(paths, module):
-    """policies.yml entries for the ClusterAdmissionPolicies of deploy/ files, with their rules."""
-    policies, rules = {}, {}
-    docs = [d for p in paths for d in yaml.safe_load_all(Path(p).read_text())]
-    for doc in docs:
-        if not doc or doc.get("kind") != "ClusterAdmissionPolicy":
-            continue
-        spec = doc["spec"]
-        pid = "clusterwide-" + doc["metadata"]["name"]
-        policies[pid] = {
-            "module": f"file://{module}",
-            "policyMode": spec.get("mode", "protect"),
-            "allowedToMutate": bool(spec.get("mutating", False)),
-            "settings": spec.get("settings") or {},
-            "contextAwareResources": spec.get("contextAwareResources") or [],
-            "timeoutEvalSeconds": spec.get("timeoutEvalSeconds"),
-            "hostCapabilities": ["*"],
-        }
-        rules[pid] = spec.get("rules") or []
+    """policies.yml entries for the ClusterAdmissionPolicies of deploy/ files, as the
+    Kubewarden controller writes them (e2e/webhooks.py) but for the module, a
+    local file; and each policy's rules, in document order, to route requests."""
+    caps = load_cluster_admission_policies(paths)
+    policies = render_policies_yml(caps, f"file://{module}")
+    rules = {policy_id(c): c["spec"].get("rules") or [] for c in caps}
     return policies, rules
 
 
@@ -105,7 +91,7 @@ class PolicyServer:
         self.standin = (standin or StandIn(cluster)).start()
         kubeconfig = folder / "kubeconfig"
         self.standin.write_kubeconfig(kubeconfig)
-        (folder / "policies.yml").write_text(yaml.safe_dump(policies))
+        (folder / "policies.yml").write_text(dump_policies_yml(policies))
         self.port, self.ready_port = free_port(), free_port()
         self.log = open(folder / "policy-server.log", "w")
         # With RUST_BACKTRACE=1 a failed host call carries a backtrace:
@@ -232,7 +218,7 @@ def main():
                     results.append((name, ["no policy of deploy/ matches the request"], 0, server.startup))
                     continue
                 answer, seconds = server.review(pid, request)
-                settings = policies[pid]["settings"]
+                settings = policies[pid]["settings"] or {}  # null: the policy has none
                 problems = []
                 if "uid" in request and answer.get("uid") != request["uid"]:
                     problems.append(f"uid {answer.get('uid')!r}")

@@ -109,24 +109,13 @@ def show(label, result):
 
 def policies_from_deploy(module):
     """policies.yml for the policy-server, as the Kubewarden controller writes it
-    from deploy/cluster-admission-policies.yaml (module replaced by a local file)."""
-    import yaml
-
-    policies = {}
-    for doc in yaml.safe_load_all((ROOT / "deploy/cluster-admission-policies.yaml").read_text()):
-        if not doc:
-            continue
-        spec = doc["spec"]
-        policies["clusterwide-" + doc["metadata"]["name"]] = {
-            "module": f"file://{module}",
-            "policyMode": spec.get("mode", "protect"),
-            "allowedToMutate": False,
-            "settings": spec.get("settings") or {},
-            "timeoutEvalSeconds": spec.get("timeoutEvalSeconds"),  # None: --policy-timeout
-            "hostCapabilities": ["*"],
-            "contextAwareResources": spec.get("contextAwareResources") or [],
-        }
-    return policies
+    from deploy/cluster-admission-policies.yaml (module replaced by a local file;
+    e2e/webhooks.py renders it)."""
+    spec = importlib.util.spec_from_file_location("webhooks", ROOT / "e2e/webhooks.py")
+    webhooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(webhooks)
+    caps = webhooks.load_cluster_admission_policies([ROOT / "deploy/cluster-admission-policies.yaml"])
+    return webhooks.render_policies_yml(caps, f"file://{module}")
 
 
 class Run:

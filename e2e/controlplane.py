@@ -387,8 +387,9 @@ class ControlPlane:
         names = [c["metadata"]["name"] for c in crds]
         self.kubectl("wait", "--for=condition=Established", f"--timeout={timeout}s",
                      *[f"crd/{n}" for n in names], timeout=timeout + 10)
-        # Established precedes discovery by a moment: wait until every
-        # served version lists the resource.
+        # Established precedes discovery by a moment, and a kind's first
+        # LISTs are 429 "storage is (re)initializing" while its watch cache
+        # fills: wait until every served version is listed and lists.
         deadline = time.monotonic() + timeout
         for crd in crds:
             group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
@@ -398,9 +399,11 @@ class ControlPlane:
                 while True:
                     code, body = self.request(f"/apis/{group}/{v['name']}")
                     if code == 200 and any(r["name"] == plural for r in body.get("resources", [])):
-                        break
+                        code, body = self.request(f"/apis/{group}/{v['name']}/{plural}?limit=1")
+                        if code == 200:
+                            break
                     if time.monotonic() > deadline:
-                        raise ControlPlaneError(f"{plural}.{group}/{v['name']} not in discovery after {timeout} s")
+                        raise ControlPlaneError(f"{plural}.{group}/{v['name']} not served after {timeout} s: {code}")
                     time.sleep(0.2)
         return names
 

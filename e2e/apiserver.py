@@ -3,21 +3,37 @@
 
 kwctl and policy-server reach the cluster through kube-rs. This serves
 what kube-rs asks for, over plain HTTP on 127.0.0.1, from the objects of a
-conformance case's `cluster`:
+conformance case's `cluster`, answering as kube-apiserver v1.36 answers
+(e2e/standin_vs_apiserver.py compares the two):
 
-- discovery: /version, /api, /api/v1, /apis, /apis/kubeovn.io/v1;
-- LIST with labelSelector (k=v, k==v, k!=v, k, !k) and fieldSelector
-  (metadata.name, metadata.namespace; = == !=), with limit/continue;
-- WATCH (held open, a BOOKMARK now and then, until timeoutSeconds);
-- GET by name;
-- 404 with a Status of reason NotFound for a missing object or resource;
+- discovery: /version, /api, /api/v1, /apis, /apis/kubeovn.io/v1, with the
+  real entries (verbs, short names, subresources) of the kinds served;
+- LIST in the API server's order (namespace/name), with labelSelector
+  (k=v, k==v, k!=v, k, !k, in, notin; 400 for what does not parse) and
+  fieldSelector (metadata.name, metadata.namespace and the few fields core
+  kinds add; = == !=), limit and continue (with remainingItemCount when
+  nothing is selected); resourceVersion=0 answers every object at once, as
+  the API server's watch cache does;
+- WATCH: from a resourceVersion, held open until timeoutSeconds, with a
+  BOOKMARK when the API server would send one; without a resourceVersion
+  (or with 0), first an ADDED event per object and the initial-events-end
+  BOOKMARK;
+- GET by name (and the status subresource);
+- 404 with a Status of reason NotFound for a missing object, and the API
+  server's answers to unknown paths;
 - 403 with a Status of reason Forbidden for the kinds listed as forbidden
   (what the API server answers without RBAC);
 - an optional delay per GET and per LIST (an etcd quorum read).
 
+Objects are served as the case has them. With `stored` (--stored) they are
+served as the API server stores them: uid, resourceVersion,
+creationTimestamp, generation (custom resources) and managedFields filled
+in where missing, and the items of core-kind lists without apiVersion and
+kind.
+
 It counts the requests it serves by verb and holds a count of open watches,
-for the benchmark. Run alone it serves one case file and writes a
-kubeconfig:
+for the benchmark (also at /standin/stats). Run alone it serves one case
+file and writes a kubeconfig:
 
     python3 e2e/apiserver.py CASE.json --kubeconfig /tmp/kubeconfig
 
@@ -26,15 +42,19 @@ python3.
 """
 
 import argparse
+import base64
+import binascii
+import hashlib
 import json
 import sys
 import threading
 import time
+import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 # The kinds a conformance file's `cluster` may hold:
-# key, apiVersion, kind, plural, namespaced, short names.
+# key, apiVersion, kind, plural, namespaced.
 KINDS = [
     ("ips", "kubeovn.io/v1", "IP", "ips", False),
     ("subnets", "kubeovn.io/v1", "Subnet", "subnets", False),
@@ -58,8 +78,63 @@ KINDS = [
 
 BY_KEY = {k[0]: k for k in KINDS}
 BY_PLURAL = {(k[1], k[3]): k for k in KINDS}
-VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 RESOURCE_VERSION = "1"
+
+# What kube-apiserver v1.36.3 (e2e/cluster) says of itself.
+VERSION = {
+    "major": "1", "minor": "36", "emulationMajor": "1", "emulationMinor": "36",
+    "minCompatibilityMajor": "1", "minCompatibilityMinor": "35",
+    "gitVersion": "v1.36.3", "gitCommit": "", "gitTreeState": "clean", "buildDate": "2026-07-22T18:07:38Z",
+    "goVersion": "go1.26.8", "compiler": "gc", "platform": "linux/amd64",
+}
+
+# Discovery entries as the API server lists them (Kube-OVN's CRDs, core):
+# plural -> singular name, short names, subresources (name, kind or None, verbs).
+STATUS = ("status", None, ["get", "patch", "update"])
+DISCOVERY = {
+    "ips": ("ip", ["ip"], []),
+    "subnets": ("subnet", ["subnet"], [STATUS]),
+    "vpcs": ("vpc", ["vpc"], [STATUS]),
+    "ippools": ("ippool", ["ippool"], [STATUS]),
+    "vips": ("vip", ["vip"], []),
+    "iptables-eips": ("iptables-eip", ["eip"], [STATUS]),
+    "iptables-dnat-rules": ("iptables-dnat-rule", ["dnat"], [STATUS]),
+    "iptables-snat-rules": ("iptables-snat-rule", ["snat"], [STATUS]),
+    "iptables-fip-rules": ("iptables-fip-rule", ["fip"], [STATUS]),
+    "ovn-eips": ("ovn-eip", ["oeip"], [STATUS]),
+    "ovn-fips": ("ovn-fip", ["ofip"], [STATUS]),
+    "ovn-snat-rules": ("ovn-snat-rule", ["osnat"], [STATUS]),
+    "ovn-dnat-rules": ("ovn-dnat-rule", ["odnat"], [STATUS]),
+    "vpc-nat-gateways": ("vpc-nat-gateway", ["vpc-nat-gw"], [STATUS]),
+    "qos-policies": ("qos-policy", ["qos"], [STATUS]),
+    "namespaces": ("namespace", ["ns"], [("finalize", None, ["update"]), STATUS]),
+    "services": ("service", ["svc"], [("proxy", "ServiceProxyOptions", ["create", "delete", "get", "patch", "update"]),
+                                      STATUS]),
+    "configmaps": ("configmap", ["cm"], []),
+}
+CATEGORIES = {"services": ["all"]}
+CR_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+CORE_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+NAMESPACE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
+
+# Field selectors each kind supports beyond metadata.name (and
+# metadata.namespace for a namespaced kind).
+EXTRA_FIELDS = {"namespaces": {"status.phase"}, "services": {"spec.clusterIP", "spec.type"}}
+
+# When kube-apiserver v1.36 sends a watcher a BOOKMARK (measured): every
+# minute from the second minute of the watch on, and 2 s before its end if
+# it lasts longer than 70 s; a shorter watch gets none.
+BOOKMARK_FIRST = 120.0
+BOOKMARK_EVERY = 60.0
+BOOKMARK_BEFORE_END = 2.0
+BOOKMARK_END_AFTER = 70.0
+
+CREATED = "2026-01-01T00:00:00Z"  # creationTimestamp of stored objects that have none
+NOT_FOUND = "404 page not found\n"
+
+
+class PlainText(str):
+    """A body sent as text/plain (the API server's answer to an unknown path)."""
 
 
 def status(code, reason, message, details=None):
@@ -71,70 +146,270 @@ def status(code, reason, message, details=None):
         "status": "Failure",
         "message": message,
         "reason": reason,
-        "code": code,
     }
     if details is not None:
         body["details"] = details
+    body["code"] = code
     return code, body
 
 
-def parse_selector(text, is_field):
-    """Terms of a label or field selector: (key, op, value)."""
+def details(name, group, plural):
+    """Status details; empty fields are left out, as the API server does."""
+    out = {"name": name, "group": group, "kind": plural}
+    return {k: v for k, v in out.items() if v}
+
+
+def storage_version_hash(group, version, kind):
+    """The API server's storageVersionHash: sha256 of group/version/kind, 8 bytes, base64."""
+    return base64.b64encode(hashlib.sha256(f"{group}/{version}/{kind}".encode()).digest()[:8]).decode()
+
+
+# -- selectors ---------------------------------------------------------------
+
+BINARY_OPERATORS = "in, notin, =, ==, !=, gt, lt"
+
+
+def _label_tokens(text):
+    """The lexer of k8s.io/apimachinery/pkg/labels: (kind, literal) pairs."""
+    tokens, i = [], 0
+    special = "!=<>(),"
+    while i < len(text):
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in special:
+            two = text[i:i + 2]
+            if two in ("!=", "=="):
+                tokens.append((two, two))
+                i += 2
+            else:
+                tokens.append((c, c))
+                i += 1
+        else:
+            j = i
+            while j < len(text) and not text[j].isspace() and text[j] not in special:
+                j += 1
+            word = text[i:j]
+            tokens.append((word if word in ("in", "notin") else "id", word))
+            i = j
+    tokens.append(("end", ""))
+    return tokens
+
+
+def parse_label_selector(text):
+    """Requirements (key, op, values) of a label selector; ValueError with the API server's message."""
+    tokens = _label_tokens(text or "")
+    pos, reqs = 0, []
+
+    def take():
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1]
+
+    if tokens[0][0] == "end":
+        return reqs
+    while True:
+        kind, lit = take()
+        if kind == "!":
+            kind, lit = take()
+            if kind != "id":
+                raise ValueError(f"unable to parse requirement: found '{lit}', expected: identifier")
+            reqs.append((lit, "!", ()))
+        elif kind == "id":
+            key = lit
+            op, oplit = tokens[pos]
+            if op in ("end", ","):
+                reqs.append((key, "exists", ()))
+            elif op in ("=", "==", "!="):
+                take()
+                vkind, vlit = tokens[pos]
+                value = ""
+                if vkind == "id":
+                    take()
+                    value = vlit
+                elif vkind not in ("end", ","):
+                    raise ValueError(f"unable to parse requirement: found '{vlit}', expected: identifier")
+                reqs.append((key, "!=" if op == "!=" else "=", (value,)))
+            elif op in ("in", "notin"):
+                take()
+                if take()[0] != "(":
+                    raise ValueError(f"unable to parse requirement: found '{tokens[pos - 1][1]}', expected: '('")
+                values = []
+                while True:
+                    vkind, vlit = take()
+                    if vkind == "id":
+                        values.append(vlit)
+                        vkind, vlit = take()
+                    if vkind == ")":
+                        break
+                    if vkind != ",":
+                        raise ValueError(f"unable to parse requirement: found '{vlit}', expected: ',', ')' or identifier")
+                reqs.append((key, op, tuple(values)))
+            elif op in (">", "<"):
+                take()
+                vkind, vlit = take()
+                if vkind != "id" or not vlit.lstrip("-").isdigit():
+                    raise ValueError(f"unable to parse requirement: for 'gt', 'lt' operators, exactly one value is "
+                                     f"required")
+                reqs.append((key, op, (vlit,)))
+            else:
+                raise ValueError(f"unable to parse requirement: found '{oplit}', expected: {BINARY_OPERATORS}")
+        elif kind == "end":
+            return reqs
+        else:
+            raise ValueError(f"found '{lit}', expected: !, identifier, or 'end of string'")
+        kind, lit = take()
+        if kind == "end":
+            return reqs
+        if kind != ",":
+            raise ValueError(f"found '{lit}', expected: ',' or 'end of string'")
+        if tokens[pos][0] not in ("id", "!"):
+            raise ValueError(f"found '{tokens[pos][1]}', expected: identifier after ','")
+
+
+def parse_field_selector(text):
+    """Terms (key, op, value) of a field selector; ValueError with the API server's message."""
     terms = []
     for raw in (text or "").split(","):
-        raw = raw.strip()
         if not raw:
             continue
         for op in ("!=", "==", "="):
             if op in raw:
                 key, value = raw.split(op, 1)
-                terms.append((key.strip(), "!=" if op == "!=" else "=", value.strip()))
+                terms.append((key.strip(), "!=" if op == "!=" else "=", value))
                 break
         else:
-            if is_field:
-                raise ValueError(f"invalid field selector term {raw!r}")
-            if raw.startswith("!"):
-                terms.append((raw[1:].strip(), "!", None))
-            else:
-                terms.append((raw, "exists", None))
+            raise ValueError(f"invalid selector: '{text}'; can't understand '{raw}'")
     return terms
 
 
-def label_matches(obj, terms):
+def label_matches(obj, reqs):
     labels = (obj.get("metadata") or {}).get("labels") or {}
-    for key, op, value in terms:
+    for key, op, values in reqs:
         have = labels.get(key)
-        if op == "=" and have != value:
+        if op == "=" and have != values[0]:
             return False
-        if op == "!=" and have == value:
+        if op == "!=" and have == values[0]:
             return False
         if op == "exists" and key not in labels:
             return False
         if op == "!" and key in labels:
             return False
+        if op == "in" and have not in values:
+            return False
+        if op == "notin" and have in values:
+            return False
+        if op in (">", "<"):
+            try:
+                n = int(have)
+            except (TypeError, ValueError):
+                return False
+            if (op == ">" and not n > int(values[0])) or (op == "<" and not n < int(values[0])):
+                return False
     return True
 
 
+def field_value(obj, key):
+    node = obj
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node if isinstance(node, str) else ""
+
+
 def field_matches(obj, terms):
-    meta = obj.get("metadata") or {}
     for key, op, value in terms:
-        if key == "metadata.name":
-            have = meta.get("name", "")
-        elif key == "metadata.namespace":
-            have = meta.get("namespace", "")
-        else:
-            raise ValueError(f'"{key}" is not a known field selector: only "metadata.name", "metadata.namespace"')
-        if (op == "=") != (have == value):
+        if (op == "=") != (field_value(obj, key) == value):
             return False
     return True
 
 
-class Cluster:
-    """The objects served, indexed by (apiVersion, plural); immutable once built."""
+# -- stored objects and continue tokens ------------------------------------------------
 
-    def __init__(self, cluster=None, forbidden=()):
+
+def object_key(obj):
+    """The object's key under its resource, which the API server lists in."""
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"/{ns}/{meta.get('name', '')}" if ns else f"/{meta.get('name', '')}"
+
+
+def managed_fields_of(value):
+    """A FieldsV1 set naming every field of a value (lists as one field)."""
+    if isinstance(value, dict):
+        return {f"f:{k}": managed_fields_of(v) for k, v in value.items()}
+    return {}
+
+
+def as_stored(obj, kind, resource_version):
+    """The object with the metadata the API server fills in on create."""
+    api_version, plural = kind[1], kind[3]
+    obj = dict(obj)
+    meta = dict(obj.get("metadata") or {})
+    ns, name = meta.get("namespace", ""), meta.get("name", "")
+    meta.setdefault("uid", str(uuid.uuid5(uuid.NAMESPACE_URL, f"{api_version}/{plural}/{ns}/{name}")))
+    meta.setdefault("resourceVersion", str(resource_version))
+    meta.setdefault("creationTimestamp", CREATED)
+    if "/" in api_version:  # custom resources count generations; these core kinds do not
+        meta.setdefault("generation", 1)
+    applied = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata", "status")}
+    applied_meta = {k: meta[k] for k in ("labels", "annotations", "finalizers") if k in meta}
+    if applied_meta:
+        applied["metadata"] = applied_meta
+    meta.setdefault("managedFields", [{
+        "manager": "kubectl", "operation": "Apply", "apiVersion": api_version, "time": meta["creationTimestamp"],
+        "fieldsType": "FieldsV1", "fieldsV1": managed_fields_of(applied),
+    }])
+    obj["metadata"] = meta
+    return obj
+
+
+def encode_continue(resource_version, key):
+    data = json.dumps({"v": "meta.k8s.io/v1", "rv": int(resource_version), "start": key + "\0"},
+                      separators=(",", ":"))
+    return base64.urlsafe_b64encode(data.encode()).decode().rstrip("=")
+
+
+def _go_char(b):
+    """A byte as Go's encoding/json quotes it in an error."""
+    c = chr(b)
+    if c == "'":
+        return "'\\''"
+    if c.isprintable():
+        return f"'{c}'"
+    return f"'\\x{b:02x}'" if b < 0x80 else f"'\\u{b:04x}'"
+
+
+def decode_continue(token):
+    """The key a continue token starts after; ValueError with the API server's message."""
+    prefix = "invalid continue token: continue key is not valid: "
+    for i, c in enumerate(token):
+        if not (c.isascii() and (c.isalnum() or c in "-_")):
+            raise ValueError(f"{prefix}illegal base64 data at input byte {i}")
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{prefix}illegal base64 data at input byte {len(token) - 1}") from None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        stripped = raw.lstrip()
+        what = f"invalid character {_go_char(stripped[0])} looking for beginning of value" if stripped \
+            else "unexpected end of JSON input"
+        raise ValueError(prefix + what) from None
+    if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1" or not isinstance(data.get("start"), str):
+        raise ValueError(f"{prefix}incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    return data["start"].rstrip("\0")
+
+
+class Cluster:
+    """The objects served, indexed by (apiVersion, plural), in key order; immutable once built
+    except `forbidden`."""
+
+    def __init__(self, cluster=None, forbidden=(), stored=False):
         self.objects = {(k[1], k[3]): [] for k in KINDS}
         self.forbidden = set(forbidden)  # kinds ("IP", "ConfigMap", ...) answered 403
+        self.stored = stored
+        resource_version = 100
         for key, items in (cluster or {}).items():
             kind = BY_KEY.get(key)
             if kind is None:
@@ -143,7 +418,13 @@ class Cluster:
                 obj = dict(obj)
                 obj.setdefault("apiVersion", kind[1])
                 obj.setdefault("kind", kind[2])
+                if stored:
+                    resource_version += 1
+                    obj = as_stored(obj, kind, resource_version)
                 self.objects[(kind[1], kind[3])].append(obj)
+        for objects in self.objects.values():
+            objects.sort(key=object_key)
+        self.resource_version = str(resource_version) if stored else RESOURCE_VERSION
         # Serialised once: a list of 100 000 IP objects is answered often.
         self.encoded = {}
 
@@ -178,9 +459,13 @@ class Handler(BaseHTTPRequestHandler):
             sys.stderr.write("standin: " + (fmt % args) + "\n")
 
     def send_json(self, code, body):
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        if isinstance(body, PlainText):
+            data, media = body.encode(), "text/plain; charset=utf-8"
+        else:
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
+            media = "application/json"
         self.send_response(code)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", media)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -198,13 +483,17 @@ class Handler(BaseHTTPRequestHandler):
     def route(self):
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
-        parts = [p for p in url.path.split("/") if p]
+        parts = [unquote(p) for p in url.path.split("/") if p]
         if parts == ["standin", "stats"]:  # the stand-in's own counters, for a client in another process
             return 200, self.server.stats.snapshot()
         if parts == ["version"]:
-            return 200, {"major": "1", "minor": "33", "gitVersion": "v1.33.0-standin", "platform": "linux/amd64"}
+            return 200, VERSION
         if parts == ["api"]:
-            return 200, {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": []}
+            return 200, {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": self.server.address}],
+            }
         if parts == ["apis"]:
             return 200, {
                 "kind": "APIGroupList",
@@ -223,33 +512,51 @@ class Handler(BaseHTTPRequestHandler):
             return self.resource_request("v1", parts[2:], query)
         if parts[:3] == ["apis", "kubeovn.io", "v1"]:
             return self.resource_request("kubeovn.io/v1", parts[3:], query)
-        return status(404, "NotFound", "the server could not find the requested resource")
+        return 404, PlainText(NOT_FOUND)
 
     def resource_list(self, api_version):
-        return {
-            "kind": "APIResourceList",
-            "apiVersion": "v1",
-            "groupVersion": api_version,
-            "resources": [
-                {"name": k[3], "singularName": k[2].lower(), "namespaced": k[4], "kind": k[2], "verbs": VERBS}
-                for k in KINDS
-                if k[1] == api_version
-            ],
-        }
+        group, _, version = api_version.rpartition("/")
+        resources = []
+        for _, av, kind, plural, namespaced in sorted(KINDS, key=lambda k: k[3]):
+            if av != api_version:
+                continue
+            singular, short_names, subresources = DISCOVERY[plural]
+            verbs = CR_VERBS if group else NAMESPACE_VERBS if plural == "namespaces" else CORE_VERBS
+            entry = {"name": plural, "singularName": singular, "namespaced": namespaced, "kind": kind,
+                     "verbs": verbs, "shortNames": short_names}
+            if plural in CATEGORIES:
+                entry["categories"] = CATEGORIES[plural]
+            entry["storageVersionHash"] = storage_version_hash(group, version, kind)
+            resources.append(entry)
+            for sub, sub_kind, sub_verbs in subresources:
+                resources.append({"name": f"{plural}/{sub}", "singularName": "", "namespaced": namespaced,
+                                  "kind": sub_kind or kind, "verbs": sub_verbs})
+        body = {"kind": "APIResourceList", "groupVersion": api_version, "resources": resources}
+        if group:  # the core group's list has no apiVersion
+            body = {"kind": "APIResourceList", "apiVersion": "v1", **body}
+        return body
 
     def resource_request(self, api_version, parts, query):
+        group = api_version.split("/")[0] if "/" in api_version else ""
+        # An unknown path: the core group answers with a Status, others as the mux does.
+        unknown = status(404, "NotFound", "the server could not find the requested resource", {}) if not group \
+            else (404, PlainText(NOT_FOUND))
         namespace = None
         if len(parts) >= 2 and parts[0] == "namespaces" and (len(parts) > 2 or api_version != "v1"):
             namespace, parts = parts[1], parts[2:]
+        subresource = None
+        if len(parts) == 3 and parts[2] == "status":
+            parts, subresource = parts[:2], "status"
         if not parts or len(parts) > 2:
-            return status(404, "NotFound", "the server could not find the requested resource")
+            return unknown
         kind = BY_PLURAL.get((api_version, parts[0]))
         if kind is None:
-            return status(404, "NotFound", "the server could not find the requested resource")
+            return unknown
         _, _, kind_name, plural, namespaced = kind
         if namespace is not None and not namespaced:
-            return status(404, "NotFound", "the server could not find the requested resource")
-        group = api_version.split("/")[0] if "/" in api_version else ""
+            return unknown
+        if subresource and STATUS not in DISCOVERY[plural][2]:
+            return unknown
         resource = f"{plural}.{group}" if group else plural
         name = parts[1] if len(parts) == 2 else None
         verb = "get" if name else ("watch" if query.get("watch") in ("true", "1") else "list")
@@ -257,14 +564,16 @@ class Handler(BaseHTTPRequestHandler):
         server.stats.count(verb)
         cluster = server.cluster
         if kind_name in cluster.forbidden:
-            scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+            # A Namespace is its own namespace to the authorizer.
+            scope_ns = name if plural == "namespaces" and name else namespace
+            scope = f'in the namespace "{scope_ns}"' if scope_ns else "at the cluster scope"
             what = f'resource "{plural}" in API group "{group}"'
             return status(
                 403,
                 "Forbidden",
                 f'{resource}{" " + json.dumps(name) if name else ""} is forbidden: User '
                 f'"system:serviceaccount:kubewarden:policy-server" cannot {verb} {what} {scope}',
-                {"name": name, "group": group, "kind": plural} if name else {"group": group, "kind": plural},
+                details(name, group, plural),
             )
         if verb in ("get", "list") and server.delay.get(verb):
             time.sleep(server.delay[verb])
@@ -275,57 +584,116 @@ class Handler(BaseHTTPRequestHandler):
             for obj in objects:
                 if (obj.get("metadata") or {}).get("name") == name:
                     return 200, obj
-            return status(
-                404,
-                "NotFound",
-                f'{resource} "{name}" not found',
-                {"name": name, "group": group, "kind": plural},
-            )
+            return status(404, "NotFound", f'{resource} "{name}" not found', details(name, group, plural))
         try:
-            labels = parse_selector(query.get("labelSelector"), False)
-            fields = parse_selector(query.get("fieldSelector"), True)
+            labels = parse_label_selector(query.get("labelSelector"))
+            fields = parse_field_selector(query.get("fieldSelector"))
         except ValueError as e:
             return status(400, "BadRequest", str(e))
+        supported = {"metadata.name"} | ({"metadata.namespace"} if namespaced else set()) | EXTRA_FIELDS.get(plural, set())
+        for key, _, _ in fields:
+            if key not in supported:
+                if plural == "configmaps":  # its own wording
+                    return status(400, "BadRequest", f'"{key}" is not a known field selector: '
+                                                     f'only "metadata.name", "metadata.namespace"')
+                return status(400, "BadRequest", f"field label not supported: {key}")
+        selected = objects
+        if labels or fields:
+            selected = [o for o in objects if label_matches(o, labels) and field_matches(o, fields)]
         if verb == "watch":
-            self.hold_watch(query)
+            self.hold_watch(kind, selected, query)
             return None, None
-        selected = [o for o in objects if label_matches(o, labels) and field_matches(o, fields)]
-        start = int(query.get("continue") or 0)
+        return self.list_page(kind, namespace, selected, bool(labels or fields), query)
+
+    def list_page(self, kind, namespace, selected, filtered, query):
+        """One page of a LIST, as the API server pages (or not, for resourceVersion=0)."""
+        api_version, kind_name, plural = kind[1], kind[2], kind[3]
+        cluster = self.server.cluster
+        start = 0
+        if query.get("continue"):
+            try:
+                after = decode_continue(query["continue"])
+            except ValueError as e:
+                return status(400, "BadRequest", str(e))
+            while start < len(selected) and object_key(selected[start]) <= after:
+                start += 1
         limit = int(query.get("limit") or 0)
+        if query.get("resourceVersion") == "0" and not query.get("continue"):
+            limit = 0  # served from the watch cache, which does not page
         end = start + limit if limit > 0 else len(selected)
-        meta = {"resourceVersion": RESOURCE_VERSION}
+        meta = {"resourceVersion": cluster.resource_version}
+        if "/" in api_version:  # custom resource lists always carry the field
+            meta["continue"] = ""
         if end < len(selected):
-            meta["continue"] = str(end)
+            meta["continue"] = encode_continue(cluster.resource_version, object_key(selected[end - 1]))
+            if not filtered:
+                meta["remainingItemCount"] = len(selected) - end
         page = selected[start:end]
-        if not labels and not fields and start == 0 and end >= len(selected):
+        if cluster.stored and "/" not in api_version:  # core list items carry no apiVersion and kind
+            page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
+        if not filtered and start == 0 and end >= len(selected):
             key = (api_version, plural, namespace)
             body = cluster.encoded.get(key)
             if body is None:
-                body = json.dumps({"kind": kind_name + "List", "apiVersion": api_version, "metadata": meta, "items": page}).encode()
+                body = json.dumps({"kind": kind_name + "List", "apiVersion": api_version, "metadata": meta,
+                                   "items": page}).encode()
                 cluster.encoded[key] = body
             return 200, body
         return 200, {"kind": kind_name + "List", "apiVersion": api_version, "metadata": meta, "items": page}
 
-    def hold_watch(self, query):
-        """A watch that sees no change: open until its timeout or the server stops."""
+    def bookmark(self, kind, annotations=None):
+        api_version, kind_name = kind[1], kind[2]
+        meta = {"resourceVersion": self.server.cluster.resource_version}
+        if annotations:
+            meta["annotations"] = annotations
+        obj = {"apiVersion": api_version, "kind": kind_name, "metadata": meta}
+        if kind_name == "Namespace":  # a typed empty object
+            obj.update(spec={}, status={})
+        elif kind_name == "Service":
+            obj.update(spec={}, status={"loadBalancer": {}})
+        return {"type": "BOOKMARK", "object": obj}
+
+    @staticmethod
+    def bookmark_times(timeout):
+        """Seconds into a watch of this timeout at which the API server sends a BOOKMARK."""
+        times = []
+        t = BOOKMARK_FIRST
+        while t < timeout - BOOKMARK_BEFORE_END:
+            times.append(t)
+            t += BOOKMARK_EVERY
+        if timeout > BOOKMARK_END_AFTER:
+            times.append(timeout - BOOKMARK_BEFORE_END)
+        return times
+
+    def hold_watch(self, kind, selected, query):
+        """A watch that sees no change: the initial events if asked, bookmarks, until its timeout."""
         server = self.server
-        timeout = float(query.get("timeoutSeconds") or 290)
+        timeout = float(query.get("timeoutSeconds") or 1800)
+        bookmarks = query.get("allowWatchBookmarks") == "true"
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         server.stats.watch(+1)
+
+        def send(event):
+            data = json.dumps(event).encode() + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
         try:
             self.wfile.flush()
-            deadline = time.monotonic() + timeout
-            bookmark = json.dumps({
-                "type": "BOOKMARK",
-                "object": {"kind": "Bookmark", "apiVersion": "v1", "metadata": {"resourceVersion": RESOURCE_VERSION}},
-            }).encode() + b"\n"
-            while time.monotonic() < deadline and not server.stopping.wait(min(30.0, deadline - time.monotonic())):
-                if query.get("allowWatchBookmarks") == "true":
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(bookmark), bookmark))
-                    self.wfile.flush()
+            start = time.monotonic()
+            if query.get("resourceVersion", "") in ("", "0"):  # the current state first
+                for obj in selected:
+                    send({"type": "ADDED", "object": obj})
+                if bookmarks:
+                    send(self.bookmark(kind, {"k8s.io/initial-events-end": "true"}))
+            for at in (self.bookmark_times(timeout) if bookmarks else []):
+                if server.stopping.wait(max(0.0, start + at - time.monotonic())):
+                    break
+                send(self.bookmark(kind))
+            server.stopping.wait(max(0.0, start + timeout - time.monotonic()))
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
@@ -351,8 +719,12 @@ class StandIn(ThreadingHTTPServer):
         self.thread = None
 
     @property
+    def address(self):
+        return f"127.0.0.1:{self.server_address[1]}"
+
+    @property
     def url(self):
-        return f"http://127.0.0.1:{self.server_address[1]}"
+        return f"http://{self.address}"
 
     def start(self):
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -383,6 +755,8 @@ def main():
     parser.add_argument("--kubeconfig", required=True, help="where to write the kubeconfig")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--forbid", action="append", default=[], help="a kind answered 403 (repeatable)")
+    parser.add_argument("--stored", action="store_true",
+                        help="serve objects as the API server stores them (uid, resourceVersion, ... filled in)")
     parser.add_argument("--delay-get-ms", type=float, default=0.0)
     parser.add_argument("--delay-list-ms", type=float, default=0.0)
     parser.add_argument("-v", "--verbose", action="store_true", help="log every request")
@@ -390,7 +764,7 @@ def main():
     with open(args.case) as f:
         case = json.load(f)
     server = StandIn(
-        Cluster(case.get("cluster"), args.forbid),
+        Cluster(case.get("cluster"), args.forbid, args.stored),
         args.port,
         args.delay_get_ms / 1000,
         args.delay_list_ms / 1000,

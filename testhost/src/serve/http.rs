@@ -19,7 +19,8 @@ pub struct Request {
     pub path: String,
     /// Header names in lower case.
     pub headers: Vec<(String, String)>,
-    /// The body, or `None` when it is larger than the limit given to `serve`.
+    /// The body, or `None` when it is larger than the limit given to `serve`
+    /// (then it was read and dropped).
     pub body: Option<Vec<u8>>,
 }
 
@@ -156,8 +157,7 @@ fn exchange<S: Read + Write>(stream: S, body_limit: usize, handler: &Handler) {
         };
         let close = request
             .header("connection")
-            .is_some_and(|c| c.eq_ignore_ascii_case("close"))
-            || request.body.is_none();
+            .is_some_and(|c| c.eq_ignore_ascii_case("close"));
         let response = handler(&request);
         if write_response(reader.get_mut(), &response, close).is_err() || close {
             return;
@@ -238,6 +238,9 @@ fn read_request<S: Read + Write>(
             None => 0,
         };
         if length > body_limit {
+            // Read and dropped, so that the client hears the answer.
+            std::io::copy(&mut reader.take(length as u64), &mut std::io::sink())
+                .map_err(|_| 400u16)?;
             None
         } else {
             let mut body = vec![0; length];
@@ -250,6 +253,7 @@ fn read_request<S: Read + Write>(
 
 fn read_chunked<R: BufRead>(reader: &mut R, body_limit: usize) -> Result<Option<Vec<u8>>, u16> {
     let mut body = Vec::new();
+    let mut over = false;
     loop {
         let mut size_line = String::new();
         reader.read_line(&mut size_line).map_err(|_| 400u16)?;
@@ -260,16 +264,21 @@ fn read_chunked<R: BufRead>(reader: &mut R, body_limit: usize) -> Result<Option<
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).map_err(|_| 400u16)? == 0 || line.trim().is_empty() {
-                    return Ok(Some(body));
+                    return Ok((!over).then_some(body));
                 }
             }
         }
-        if body.len() + size > body_limit {
-            return Ok(None);
+        if over || body.len() + size > body_limit {
+            // Read and dropped, so that the client hears the answer.
+            over = true;
+            body.clear();
+            std::io::copy(&mut reader.take(size as u64), &mut std::io::sink())
+                .map_err(|_| 400u16)?;
+        } else {
+            let start = body.len();
+            body.resize(start + size, 0);
+            reader.read_exact(&mut body[start..]).map_err(|_| 400u16)?;
         }
-        let start = body.len();
-        body.resize(start + size, 0);
-        reader.read_exact(&mut body[start..]).map_err(|_| 400u16)?;
         let mut crlf = [0u8; 2];
         reader.read_exact(&mut crlf).map_err(|_| 400u16)?;
     }
@@ -367,8 +376,14 @@ mod tests {
     }
 
     #[test]
-    fn a_body_over_the_limit_is_not_read() {
-        let mut r = reader("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789");
+    fn a_body_over_the_limit_is_dropped() {
+        let mut r = reader(
+            "POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789\
+             POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n4\r\nefgh\r\n0\r\n\r\n\
+             GET /next HTTP/1.1\r\n\r\n",
+        );
         assert!(read_request(&mut r, 5).unwrap().unwrap().body.is_none());
+        assert!(read_request(&mut r, 5).unwrap().unwrap().body.is_none());
+        assert_eq!(read_request(&mut r, 5).unwrap().unwrap().path, "/next");
     }
 }

@@ -237,6 +237,18 @@ impl ApiClient {
         Self::new(settings)
     }
 
+    /// A client for `server` (no certificate authority but the default
+    /// roots, no client certificate), with a bearer token if given.
+    pub fn with_token(server: &str, token: Option<&str>) -> Result<Self, String> {
+        Self::new(Settings {
+            server: server.to_string(),
+            ca_pem: None,
+            insecure: false,
+            client: None,
+            auth: token.map_or(Auth::None, |t| Auth::Token(t.to_string())),
+        })
+    }
+
     fn new(settings: Settings) -> Result<Self, String> {
         use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
         let mut tls = TlsConfig::builder()

@@ -251,9 +251,15 @@ pub fn admission_review(response: &AdmissionResponse) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// The body of a `/validate_raw` answer (`RawReviewResponse`).
+/// The answer to a raw review (`RawReviewResponse`).
+#[derive(Serialize)]
+struct RawReviewResponse<'a> {
+    response: &'a AdmissionResponse,
+}
+
+/// The body of a `/validate_raw` answer.
 pub fn raw_review(response: &AdmissionResponse) -> Vec<u8> {
-    serde_json::to_vec(&serde_json::json!({ "response": response })).unwrap_or_default()
+    serde_json::to_vec(&RawReviewResponse { response }).unwrap_or_default()
 }
 
 impl AdmissionResponse {

@@ -310,10 +310,7 @@ pub fn encode(text: &str) -> String {
 
 /// Every page of the LIST; the objects as the cache keeps them, and the
 /// list's `resourceVersion`.
-fn list(
-    api: &ApiClient,
-    watched: &Watched,
-) -> Result<(Objects, String), ApiFailure> {
+fn list(api: &ApiClient, watched: &Watched) -> Result<(Objects, String), ApiFailure> {
     let mut objects = HashMap::new();
     let mut token: Option<String> = None;
     loop {
@@ -354,6 +351,149 @@ fn list(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use std::io::{BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn object(name: &str, version: &str) -> Value {
+        json!({"apiVersion": "kubeovn.io/v1", "kind": "IP",
+               "metadata": {"name": name, "resourceVersion": version, "managedFields": [{"manager": "x"}]},
+               "spec": {"ipAddress": "10.0.0.1", "macAddress": "m"}})
+    }
+
+    /// An API server that answers a script: a LIST, a WATCH with events
+    /// ending in 410 Gone, a paged re-LIST, then a WATCH held open.
+    fn scripted_api_server(seen: Arc<Mutex<Vec<String>>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let lists = Arc::new(AtomicUsize::new(0));
+        let watches = Arc::new(AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let (seen, lists, watches) = (seen.clone(), lists.clone(), watches.clone());
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut head = String::new();
+                    while !head.ends_with("\r\n\r\n") {
+                        let mut byte = [0u8];
+                        if reader.read(&mut byte).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        head.push(byte[0] as char);
+                    }
+                    let target = head.split(' ').nth(1).unwrap_or("").to_string();
+                    seen.lock().unwrap().push(target.clone());
+                    if target.contains("watch=true") {
+                        let body = if watches.fetch_add(1, Ordering::SeqCst) == 0 {
+                            [
+                                json!({"type": "ADDED", "object": object("c", "2")}),
+                                json!({"type": "MODIFIED", "object": object("a", "3")}),
+                                json!({"type": "DELETED", "object": object("b", "4")}),
+                                json!({"type": "BOOKMARK", "object": {"kind": "IP", "metadata": {"resourceVersion": "5"}}}),
+                                json!({"type": "ERROR", "object": {"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"}}),
+                            ]
+                            .iter()
+                            .map(|e| e.to_string() + "\n")
+                            .collect::<String>()
+                        } else {
+                            std::thread::sleep(Duration::from_secs(30));
+                            String::new()
+                        };
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{body}"
+                        );
+                        return;
+                    }
+                    let body = match (lists.fetch_add(1, Ordering::SeqCst), target.contains("continue=")) {
+                        (0, _) => json!({"metadata": {"resourceVersion": "1"}, "items": [object("a", "1"), object("b", "1")]}),
+                        (_, false) => json!({"metadata": {"continue": "page 2"}, "items": [object("x", "9")]}),
+                        (_, true) => json!({"metadata": {"resourceVersion": "10"}, "items": [object("y", "10")]}),
+                    }
+                    .to_string();
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                });
+            }
+        });
+        url
+    }
+
+    fn names(cache: &WatchCache) -> Vec<String> {
+        let mut names: Vec<String> = cache
+            .objects()
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn lists_watches_and_relists_on_gone() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let url = scripted_api_server(seen.clone());
+        let api = Arc::new(ApiClient::with_token(&url, Some("t")).unwrap());
+        let cache = WatchCache::start(
+            api,
+            Watched {
+                path: "/apis/kubeovn.io/v1/ips".into(),
+                label_selector: Some("ovn.kubernetes.io/subnet=s1".into()),
+                field_selector: None,
+                field_masks: Some(vec!["spec.ipAddress".into()]),
+                id: "test".into(),
+            },
+        );
+        assert!(cache.wait_filled(Some(Instant::now() + Duration::from_secs(10))));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while names(&cache) != ["x", "y"] && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(
+            names(&cache),
+            ["x", "y"],
+            "re-listed after 410 Gone, every page"
+        );
+        let kept = &cache.objects()[0];
+        assert_eq!(kept["metadata"]["managedFields"], json!([]));
+        assert_eq!(kept["spec"], json!({"ipAddress": "10.0.0.1"}));
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen[0],
+            "/apis/kubeovn.io/v1/ips?&limit=500&labelSelector=ovn.kubernetes.io%2Fsubnet%3Ds1"
+        );
+        assert_eq!(
+            seen[1],
+            "/apis/kubeovn.io/v1/ips?&watch=true&timeoutSeconds=290&allowWatchBookmarks=true\
+             &labelSelector=ovn.kubernetes.io%2Fsubnet%3Ds1&resourceVersion=1"
+        );
+        assert!(seen[3].ends_with("&continue=page+2"), "{seen:?}");
+        assert!(seen[4].ends_with("&resourceVersion=10"), "{seen:?}");
+    }
+
+    #[test]
+    fn a_cache_that_never_fills_is_waited_for_until_the_deadline() {
+        // Nothing listens there: every LIST fails and is retried.
+        let api = Arc::new(ApiClient::with_token("http://127.0.0.1:9", None).unwrap());
+        let cache = WatchCache::start(
+            api,
+            Watched {
+                path: "/api/v1/namespaces".into(),
+                label_selector: None,
+                field_selector: None,
+                field_masks: None,
+                id: "never".into(),
+            },
+        );
+        let started = Instant::now();
+        assert!(!cache.wait_filled(Some(started + Duration::from_millis(300))));
+        assert!(started.elapsed() >= Duration::from_millis(300));
+    }
 
     #[test]
     fn encodes_like_form_urlencoded() {

@@ -19,9 +19,9 @@ Examples that share a cluster share a policy-server. The last line is
 `--server` names the server binary: Kubewarden's `policy-server` (the
 default), or this repository's stand-in for it, `kop-serve` (testhost/,
 `cargo build --profile host -p testhost --bin kop-serve`), which takes the
-same command line and policies.yml. Where kwctl is not on PATH, the reference
-answer is `kop-run`'s (our waPC host, lookups answered from the case's
-cluster) instead of kwctl's. `--standin-tls` serves the stand-in over HTTPS
+same command line and policies.yml. Where kwctl is not on PATH (or the module
+is not annotated, which kwctl needs), the reference answer is `kop-run`'s
+(our waPC host, lookups answered from the case's cluster) instead of kwctl's. `--standin-tls` serves the stand-in over HTTPS
 with the throwaway certificate (the kubeconfig carries it as
 `certificate-authority-data`) and makes it require the kubeconfig's bearer
 token.
@@ -253,7 +253,8 @@ def main():
                         help="the server binary: policy-server (default) or kop-serve")
     parser.add_argument("--kwctl", default="kwctl")
     parser.add_argument("--reference", choices=["auto", "kwctl", "kop-run"], default="auto",
-                        help="whose answers the server's must equal (auto: kwctl if on PATH, else kop-run)")
+                        help="whose answers the server's must equal "
+                             "(auto: kwctl if on PATH and the module annotated, else kop-run)")
     parser.add_argument("--kop-run", default=str(ROOT / "target/host/kop-run"))
     parser.add_argument("--standin-tls", action="store_true",
                         help="the stand-in serves HTTPS and requires the kubeconfig's bearer token")
@@ -262,9 +263,12 @@ def main():
     if shutil.which(args.server) is None:
         sys.exit(f"{args.server}: not found")
     args.server = str(Path(shutil.which(args.server)).resolve())  # the server runs in its own folder
+    module = Path(args.policy).resolve()
     reference = args.reference
     if reference == "auto":
-        reference = "kwctl" if shutil.which(args.kwctl) else "kop-run"
+        # kwctl runs only an annotated module (kwctl annotate writes this custom section).
+        annotated = b"io.kubewarden.metadata" in module.read_bytes()
+        reference = "kwctl" if shutil.which(args.kwctl) and annotated else "kop-run"
     if reference == "kwctl" and shutil.which(args.kwctl) is None:
         sys.exit(f"{args.kwctl}: not found")
     if reference == "kop-run":
@@ -273,7 +277,6 @@ def main():
         args.kop_run = str(Path(shutil.which(args.kop_run)).resolve())
     kop_serve = "kop-serve" in Path(args.server).name
 
-    module = Path(args.policy).resolve()
     policies, rules = load_policies(args.deploy, module)
     examples = []
     for line in Path(args.examples).read_text().splitlines():

@@ -315,6 +315,179 @@ impl Lookups {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// An API server answering each path (query dropped) from a table, and
+    /// counting the requests.
+    fn api_server(routes: Vec<(&'static str, u16, Value)>) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let path = line
+                    .split(' ')
+                    .nth(1)
+                    .unwrap_or("")
+                    .split('?')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+                        break;
+                    }
+                }
+                log.lock().unwrap().push(path.clone());
+                let (status, body) = routes
+                    .iter()
+                    .find(|(p, ..)| *p == path)
+                    .map(|(_, s, b)| (*s, b.to_string()))
+                    .unwrap_or((404, "404 page not found".to_string()));
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (url, seen)
+    }
+
+    fn get(name: &str, kind: &str, api_version: &str, namespace: Option<&str>) -> GetResource {
+        GetResource {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            namespace: namespace.map(String::from),
+            disable_cache: false,
+            field_masks: None,
+        }
+    }
+
+    #[test]
+    fn get_resource_as_policy_evaluator_answers() {
+        let forbidden = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "ovn-eips.kubeovn.io \"eip-a\" is forbidden: no", "reason": "Forbidden",
+            "details": {"name": "eip-a", "group": "kubeovn.io", "kind": "ovn-eips"}, "code": 403});
+        let (url, seen) = api_server(vec![
+            (
+                "/api/v1",
+                200,
+                json!({"resources": [
+                {"name": "configmaps", "kind": "ConfigMap", "namespaced": true},
+                {"name": "namespaces", "kind": "Namespace", "namespaced": false}]}),
+            ),
+            (
+                "/apis/kubeovn.io/v1",
+                200,
+                json!({"resources": [
+                {"name": "ippools", "kind": "IPPool", "namespaced": false},
+                {"name": "ovn-eips", "kind": "OvnEip", "namespaced": false}]}),
+            ),
+            (
+                "/api/v1/namespaces/kube-system/configmaps/nat",
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nat"}, "data": {"a": "1", "b": "2"}}),
+            ),
+            (
+                "/apis/kubeovn.io/v1/ippools/pool-missing",
+                404,
+                json!({"kind": "Status", "apiVersion": "v1",
+                "status": "Failure", "message": "ippools.kubeovn.io \"pool-missing\" not found", "reason": "NotFound", "code": 404}),
+            ),
+            ("/apis/kubeovn.io/v1/ovn-eips/eip-a", 403, forbidden.clone()),
+        ]);
+        let lookups = Lookups::new(ApiClient::with_token(&url, Some("t")).unwrap());
+
+        let missing = lookups
+            .get(&get("pool-missing", "IPPool", "kubeovn.io/v1", None))
+            .unwrap_err();
+        assert_eq!(
+            missing.render().lines().next(),
+            Some(
+                "Cannot find kubeovn.io/v1/IPPool named 'pool-missing' inside of namespace 'None'"
+            )
+        );
+
+        let denied = lookups
+            .get(&get("eip-a", "OvnEip", "kubeovn.io/v1", None))
+            .unwrap_err();
+        assert_eq!(denied.message, cluster::api_error(&forbidden));
+        assert_eq!(
+            denied.cause.as_deref(),
+            Some("ovn-eips.kubeovn.io \"eip-a\" is forbidden: no: Forbidden")
+        );
+
+        let mut masked = get("nat", "ConfigMap", "v1", Some("kube-system"));
+        masked.field_masks = Some(BTreeSet::from(["data.a".to_string()]));
+        assert_eq!(lookups.get(&masked).unwrap()["data"], json!({"a": "1"}));
+        // Cached 5 s: the same object again without asking, whatever the masks.
+        assert_eq!(
+            lookups
+                .get(&get("nat", "ConfigMap", "v1", Some("kube-system")))
+                .unwrap()["data"]["b"],
+            "2"
+        );
+        let no_ns = lookups
+            .get(&get("nat", "ConfigMap", "v1", None))
+            .unwrap_err();
+        assert_eq!(
+            no_ns.message,
+            "Resource v1/ConfigMap is namespaced, but no namespace was provided"
+        );
+        let unknown = lookups
+            .get(&get("x", "Secret", "v1", Some("a")))
+            .unwrap_err();
+        assert_eq!(unknown.message, "Cannot find resource v1/Secret");
+        let no_group = lookups
+            .get(&get("x", "Thing", "nope.io/v1", None))
+            .unwrap_err();
+        assert!(no_group.message.starts_with("error finding resource nope.io/v1 / Thing: ApiError: 404 page not found: Failed to parse error data"), "{}", no_group.message);
+
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen.iter()
+                .filter(|p| p.ends_with("/configmaps/nat"))
+                .count(),
+            1,
+            "{seen:?}"
+        );
+        // Discovery is kept per (apiVersion, kind) found: ConfigMap once, then
+        // Secret (never found, so asked for again each time).
+        assert_eq!(
+            seen.iter().filter(|p| *p == "/api/v1").count(),
+            2,
+            "{seen:?}"
+        );
+
+        let wide = lookups
+            .list(
+                "kubeovn.io/v1",
+                "IPPool",
+                Some("default"),
+                None,
+                None,
+                None,
+                None,
+            )
+            .unwrap_err();
+        match wide {
+            ListFailure::Failed(e) => assert_eq!(
+                e.message,
+                "resource kubeovn.io/v1/IPPool is cluster wide. Cannot search for it inside of a namespace"
+            ),
+            ListFailure::TimedOut => panic!("not a wait"),
+        }
+    }
 
     #[test]
     fn paths() {

@@ -19,6 +19,7 @@
 #                           API server stand-in; then our host's answers vs kwctl's
 #   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
+#   make e2e-kop-serve      the same through kop-serve (testhost/), no Kubewarden binary needed
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make e2e-data           re-record test_data/ sessions with kwctl
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
@@ -183,6 +184,16 @@ e2e-tests-run: annotated-policy.wasm
 # The policies of deploy/ in a real policy-server over TLS.
 e2e-policy-server-run: annotated-policy.wasm
 	python3 e2e/policy_server.py annotated-policy.wasm
+
+# The same examples through kop-serve, this repository's stand-in for
+# policy-server (testhost/src/serve/), over TLS, its lookups going to the
+# API server stand-in over HTTPS with a bearer token; compared with kop-run's
+# answers (kwctl's where it is on PATH and the module annotated).
+.PHONY: e2e-kop-serve
+e2e-kop-serve: policy.wasm
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve --bin kop-run
+	python3 e2e/policy_server.py policy.wasm --server target/host/kop-serve \
+		--kop-run target/host/kop-run --standin-tls
 
 # Admission latency through a real policy-server over TLS, against the
 # stand-in with API latency (e2e/bench_e2e.py; flags there).

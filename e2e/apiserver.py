@@ -23,7 +23,10 @@ conformance case's `cluster`, answering as kube-apiserver v1.36 answers
   server's answers to unknown paths;
 - 403 with a Status of reason Forbidden for the kinds listed as forbidden
   (what the API server answers without RBAC);
-- an optional delay per GET and per LIST (an etcd quorum read).
+- an optional delay per GET and per LIST (an etcd quorum read);
+- optionally HTTPS with a given certificate (the kubeconfig then carries it
+  as `certificate-authority-data`) and a bearer token every request must
+  present (401 otherwise), as a real API server wants a ServiceAccount's.
 
 Objects are served as the case has them. With `stored` (--stored) they are
 served as the API server stores them: uid, resourceVersion,
@@ -46,6 +49,7 @@ import base64
 import binascii
 import hashlib
 import json
+import ssl
 import sys
 import threading
 import time
@@ -454,6 +458,11 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kube-apiserver-standin"
 
+    def setup(self):
+        if isinstance(self.request, ssl.SSLSocket):
+            self.request.do_handshake()  # deferred from accept() to this thread
+        super().setup()
+
     def log_message(self, fmt, *args):
         if self.server.verbose:
             sys.stderr.write("standin: " + (fmt % args) + "\n")
@@ -481,6 +490,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(code, body)
 
     def route(self):
+        token = self.server.token
+        if token is not None and self.headers.get("Authorization") != f"Bearer {token}":
+            return status(401, "Unauthorized", "Unauthorized")
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
         parts = [unquote(p) for p in url.path.split("/") if p]
@@ -709,8 +721,17 @@ class StandIn(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 1024
 
-    def __init__(self, cluster=None, port=0, delay_get=0.0, delay_list=0.0, verbose=False):
+    def __init__(self, cluster=None, port=0, delay_get=0.0, delay_list=0.0, verbose=False, tls=None, token=None):
+        """`tls`: (certificate, key) PEM files to serve HTTPS with; `token`: the
+        bearer token every request must carry (None: any or none)."""
         super().__init__(("127.0.0.1", port), Handler)
+        self.tls = tls
+        self.token = token
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(tls[0]), str(tls[1]))
+            # The handshake happens in the request's thread, not in accept().
+            self.socket = context.wrap_socket(self.socket, server_side=True, do_handshake_on_connect=False)
         self.cluster = cluster or Cluster()
         self.stats = Stats()
         self.delay = {"get": delay_get, "list": delay_list}
@@ -725,6 +746,8 @@ class StandIn(ThreadingHTTPServer):
     @property
     def url(self):
         return f"http://{self.address}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.server_address[1]}"
 
     def start(self):
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -737,11 +760,16 @@ class StandIn(ThreadingHTTPServer):
         self.server_close()
 
     def write_kubeconfig(self, path):
-        """A kubeconfig naming this server, with a token kube-rs sends as is."""
+        """A kubeconfig naming this server, with a token kube-rs sends as is
+        (and, over HTTPS, the server's certificate as the authority)."""
+        authority = ""
+        if self.tls is not None:
+            with open(self.tls[0], "rb") as f:
+                authority = f"    certificate-authority-data: {base64.b64encode(f.read()).decode()}\n"
         text = (
             "apiVersion: v1\nkind: Config\n"
-            f"clusters:\n- name: standin\n  cluster:\n    server: {self.url}\n"
-            "users:\n- name: standin\n  user:\n    token: standin\n"
+            f"clusters:\n- name: standin\n  cluster:\n    server: {self.url}\n{authority}"
+            f"users:\n- name: standin\n  user:\n    token: {self.token or 'standin'}\n"
             "contexts:\n- name: standin\n  context:\n    cluster: standin\n    user: standin\n"
             "current-context: standin\n"
         )

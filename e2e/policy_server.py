@@ -14,6 +14,23 @@ The answer must equal kwctl's for the same request, settings and cluster
 and the case's expectation where the case's settings are the deployed ones.
 Examples that share a cluster share a policy-server. The last line is
 `N passed, N failed`.
+
+`--server` names the server binary: Kubewarden's `policy-server` (the
+default), or this repository's stand-in for it, `kop-serve` (testhost/,
+`cargo build --profile host -p testhost --bin kop-serve`), which takes the
+same command line and policies.yml. Where kwctl is not on PATH (or the module
+is not annotated, which kwctl needs), the reference answer is `kop-run`'s
+(our waPC host, lookups answered from the case's cluster) instead of kwctl's. `--standin-tls` serves the stand-in over HTTPS
+with the throwaway certificate (the kubeconfig carries it as
+`certificate-authority-data`) and makes it require the kubeconfig's bearer
+token.
+
+Besides the examples, a few checks of the server's own protocol, each one
+line like an example: an unknown policy id, a body that is not JSON, a
+policy in monitor mode (a copy of a deployed one, `policyMode: monitor`),
+and, for kop-serve only, a list the API server forbids (policy-server waits
+for it without end; kop-serve until the policy's `timeoutEvalSeconds`, then
+answers as an evaluation that ran out of time).
 """
 
 import argparse
@@ -27,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -76,6 +94,9 @@ def make_certificate(folder):
             "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
             "-keyout", str(key), "-out", str(cert), "-subj", "/CN=policy-server",
             "-addext", "subjectAltName=IP:127.0.0.1",
+            # An end-entity certificate: rustls (kube-rs in policy-server,
+            # ureq in kop-serve) refuses a CA as a server's certificate.
+            "-addext", "basicConstraints=critical,CA:FALSE",
         ],
         check=True,
         capture_output=True,
@@ -86,9 +107,13 @@ def make_certificate(folder):
 class PolicyServer:
     """A policy-server process on its own ports, with its own stand-in."""
 
-    def __init__(self, binary, folder, policies, cluster, cert, key, standin=None, workers=2, backtrace=True):
+    def __init__(self, binary, folder, policies, cluster, cert, key, standin=None, workers=2, backtrace=True,
+                 standin_tls=False):
         self.folder = folder
-        self.standin = (standin or StandIn(cluster)).start()
+        if standin is None:
+            tls = (cert, key) if standin_tls else None
+            standin = StandIn(cluster, tls=tls, token="kop-e2e-token" if standin_tls else None)
+        self.standin = standin.start()
         kubeconfig = folder / "kubeconfig"
         self.standin.write_kubeconfig(kubeconfig)
         (folder / "policies.yml").write_text(dump_policies_yml(policies))
@@ -135,15 +160,24 @@ class PolicyServer:
 
     def review(self, pid, request):
         body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).encode()
+        started = time.monotonic()
+        status, answer = self.post(pid, body)
+        if status != 200:
+            raise RuntimeError(f"HTTP {status}: {answer}")
+        return answer["response"], time.monotonic() - started
+
+    def post(self, pid, body, content_type="application/json", timeout=60):
+        """POSTs raw bytes to /validate/<pid>: the HTTP status and the JSON answer."""
         req = urllib.request.Request(
             f"https://127.0.0.1:{self.port}/validate/{pid}",
             data=body,
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": content_type},
         )
-        started = time.monotonic()
-        with urllib.request.urlopen(req, context=self.context, timeout=60) as r:
-            answer = json.loads(r.read())
-        return answer["response"], time.monotonic() - started
+        try:
+            with urllib.request.urlopen(req, context=self.context, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"null")
 
     def stop(self):
         self.proc.terminate()
@@ -153,6 +187,19 @@ class PolicyServer:
             self.proc.kill()
         self.standin.stop()
         self.log.close()
+
+
+def kop_run_answer(kop_run, module, folder, request, settings, cluster_json, forbidden):
+    """kop-run's answer (our waPC host, lookups answered from the cluster objects)."""
+    case = {"request": request, "cluster": cluster_json, "forbidden": list(forbidden)}
+    (folder / "case.json").write_text(json.dumps(case))
+    done = subprocess.run(
+        [kop_run, str(module), "-r", str(folder / "case.json"), "--settings-json", json.dumps(settings)],
+        capture_output=True, text=True, timeout=120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kop-run exited {done.returncode}: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def kwctl_answer(kwctl, module, folder, request, settings, cluster):
@@ -174,21 +221,48 @@ def kwctl_answer(kwctl, module, folder, request, settings, cluster):
         standin.stop()
 
 
+# What policy-server 1.36 answers, measured with it (kop-serve must answer the same).
+UNKNOWN_POLICY = "kop-e2e-no-such-policy"
+NOT_JSON_ANSWER = (400, {"message": "Failed to parse the request body as JSON: expected ident at line 1 column 2",
+                         "status": 400})
+MONITOR_POLICY = "kop-e2e-monitor"
+TIMEOUT_MESSAGE = "Policy execution interrupted because it exceeded the allowed execution time"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("policy", help="the annotated module")
+    parser.add_argument("policy", help="the module (annotated for policy-server and kwctl)")
     parser.add_argument("--deploy", nargs="+", default=sorted(str(p) for p in (ROOT / "deploy").glob("*.yaml")),
                         help="files holding ClusterAdmissionPolicies (default: every deploy/*.yaml)")
     parser.add_argument("--examples", default=str(ROOT / "test_data/examples.txt"))
-    parser.add_argument("--policy-server", default="policy-server")
+    parser.add_argument("--server", "--policy-server", dest="server", default="policy-server",
+                        help="the server binary: policy-server (default) or kop-serve")
     parser.add_argument("--kwctl", default="kwctl")
+    parser.add_argument("--reference", choices=["auto", "kwctl", "kop-run"], default="auto",
+                        help="whose answers the server's must equal "
+                             "(auto: kwctl if on PATH and the module annotated, else kop-run)")
+    parser.add_argument("--kop-run", default=str(ROOT / "target/host/kop-run"))
+    parser.add_argument("--standin-tls", action="store_true",
+                        help="the stand-in serves HTTPS and requires the kubeconfig's bearer token")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
-    for tool in (args.policy_server, args.kwctl):
-        if shutil.which(tool) is None:
-            sys.exit(f"{tool}: not found")
-
+    if shutil.which(args.server) is None:
+        sys.exit(f"{args.server}: not found")
+    args.server = str(Path(shutil.which(args.server)).resolve())  # the server runs in its own folder
     module = Path(args.policy).resolve()
+    reference = args.reference
+    if reference == "auto":
+        # kwctl runs only an annotated module (kwctl annotate writes this custom section).
+        annotated = b"io.kubewarden.metadata" in module.read_bytes()
+        reference = "kwctl" if shutil.which(args.kwctl) and annotated else "kop-run"
+    if reference == "kwctl" and shutil.which(args.kwctl) is None:
+        sys.exit(f"{args.kwctl}: not found")
+    if reference == "kop-run":
+        if shutil.which(args.kop_run) is None:
+            sys.exit(f"{args.kop_run}: not found (cargo build --profile host -p testhost --bin kop-run)")
+        args.kop_run = str(Path(shutil.which(args.kop_run)).resolve())
+    kop_serve = "kop-serve" in Path(args.server).name
+
     policies, rules = load_policies(args.deploy, module)
     examples = []
     for line in Path(args.examples).read_text().splitlines():
@@ -200,15 +274,34 @@ def main():
         key = json.dumps([case.get("cluster") or {}, case.get("forbidden") or []], sort_keys=True)
         groups.setdefault(key, []).append((name, case))
 
+    # The protocol checks use the first example, a denial, and a monitor-mode
+    # copy of the policy it is routed to.
+    probe_name, probe = examples[0]
+    probe_pid = route(probe["request"], rules)
+    if probe_pid is None or (probe.get("expect") or {}).get("allowed", True):
+        sys.exit(f"the first example ({probe_name}) must be a denial by a policy of deploy/")
+    policies[MONITOR_POLICY] = dict(policies[probe_pid], policyMode="monitor")
+
     top = Path(tempfile.mkdtemp(prefix="kop-policy-server-"))
     cert, key = make_certificate(top)
+    print(f"e2e-policy-server: server {args.server}, reference {reference}"
+          f"{', stand-in over HTTPS with a token' if args.standin_tls else ''}", flush=True)
+
+    def reference_answer(folder, request, settings, cluster_json, forbidden):
+        if reference == "kwctl":
+            return kwctl_answer(args.kwctl, module, folder, request, settings, Cluster(cluster_json, forbidden))
+        return kop_run_answer(args.kop_run, module, folder, request, settings, cluster_json, forbidden)
+
+    def start(folder, cluster_json, forbidden):
+        return PolicyServer(args.server, folder, policies, Cluster(cluster_json, forbidden), cert, key,
+                            standin_tls=args.standin_tls)
 
     def run_group(index, members):
         folder = top / f"g{index}"
         folder.mkdir()
         first = members[0][1]
         cluster_json, forbidden = first.get("cluster") or {}, first.get("forbidden") or ()
-        server = PolicyServer(args.policy_server, folder, policies, Cluster(cluster_json, forbidden), cert, key)
+        server = start(folder, cluster_json, forbidden)
         results = []
         try:
             for name, case in members:
@@ -222,15 +315,13 @@ def main():
                 problems = []
                 if "uid" in request and answer.get("uid") != request["uid"]:
                     problems.append(f"uid {answer.get('uid')!r}")
-                reference = kwctl_answer(
-                    args.kwctl, module, folder, request, settings, Cluster(cluster_json, forbidden)
-                )
+                theirs_all = reference_answer(folder, request, settings, cluster_json, forbidden)
                 for field in ("allowed", "status", "warnings"):
-                    ours, theirs = answer.get(field), reference.get(field)
+                    ours, theirs = answer.get(field), theirs_all.get(field)
                     if field == "status" and answer.get("allowed"):
                         continue
                     if (ours or None) != (theirs or None):
-                        problems.append(f"{field} {ours!r}, kwctl {theirs!r}")
+                        problems.append(f"{field} {ours!r}, {reference} {theirs!r}")
                 if case.get("expect") and (case.get("settings") or {}) == settings:
                     problems += compare(case["expect"], answer)
                 results.append((name, problems, seconds, server.startup))
@@ -240,28 +331,89 @@ def main():
             server.stop()
         return results
 
+    def protocol_checks():
+        """The server's answers that are not a policy's decision."""
+        folder = top / "protocol"
+        folder.mkdir()
+        request = probe["request"]
+        review = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                             "request": request}).encode()
+        checks = []
+        server = start(folder, probe.get("cluster") or {}, probe.get("forbidden") or ())
+        try:
+            status, answer = server.post(UNKNOWN_POLICY, review)
+            expected = (404, {"message": f"unknown policy: {UNKNOWN_POLICY}", "status": 404})
+            checks.append(("protocol-unknown-policy",
+                           [] if (status, answer) == expected else [f"{status} {answer!r}, expected {expected!r}"]))
+            status, answer = server.post(probe_pid, b"not json")
+            checks.append(("protocol-not-json", [] if (status, answer) == NOT_JSON_ANSWER
+                           else [f"{status} {answer!r}, expected {NOT_JSON_ANSWER!r}"]))
+            response, _ = server.review(MONITOR_POLICY, request)
+            problems = []
+            if response.get("uid") != request.get("uid") or response.get("allowed") is not True:
+                problems.append(f"uid/allowed {response.get('uid')!r}/{response.get('allowed')!r}")
+            if response.get("status") is not None or response.get("patch") is not None:
+                problems.append(f"status {response.get('status')!r}, patch {response.get('patch')!r}")
+            checks.append(("protocol-monitor-mode", problems))
+        except Exception as e:
+            checks.append(("protocol", [f"{type(e).__name__}: {e}"]))
+        finally:
+            server.stop()
+        if kop_serve:
+            # A list the API server forbids: the policy's first lookup of the probe's pod is a list.
+            kinds = sorted({k for k in ("IP", "Subnet", "Namespace", "IPPool")
+                            if {"apiVersion": "v1" if k == "Namespace" else "kubeovn.io/v1", "kind": k}
+                            in policies[probe_pid]["contextAwareResources"]})
+            folder = top / "forbidden"
+            folder.mkdir()
+            server = start(folder, probe.get("cluster") or {}, kinds)
+            limit = policies[probe_pid].get("timeoutEvalSeconds") or 2
+            try:
+                started = time.monotonic()
+                response, _ = server.review(probe_pid, request)
+                seconds = time.monotonic() - started
+                status = response.get("status") or {}
+                problems = []
+                if response.get("allowed") is not False or status.get("code") != 500 \
+                        or status.get("message") != TIMEOUT_MESSAGE:
+                    problems.append(f"answer {response!r}")
+                if not limit - 1.5 <= seconds <= limit + 3:
+                    problems.append(f"answered after {seconds:.1f} s, timeoutEvalSeconds {limit}")
+                checks.append(("protocol-forbidden-list", problems))
+            except Exception as e:
+                checks.append(("protocol-forbidden-list", [f"{type(e).__name__}: {e}"]))
+            finally:
+                server.stop()
+        return [(name, problems, 0, 0) for name, problems in checks]
+
     started = time.monotonic()
-    failed, latencies, startups = [], [], []
+    failed, latencies, startups, total = [], [], [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_group, i, m) for i, m in enumerate(groups.values())]
+        checks = pool.submit(protocol_checks)
         for fut in futures:
             for name, problems, seconds, startup in fut.result():
+                total += 1
                 latencies.append(seconds)
                 startups.append(startup)
                 if problems:
                     failed.append(name)
                     print(f"FAIL {name}: " + "; ".join(problems), flush=True)
+        for name, problems, _, _ in checks.result():
+            total += 1
+            if problems:
+                failed.append(name)
+                print(f"FAIL {name}: " + "; ".join(problems), flush=True)
     shutil.rmtree(top, ignore_errors=True)
     latencies.sort()
     print(
-        f"e2e-policy-server: {len(examples)} examples, {len(groups)} policy-servers, "
-        f"median startup {sorted(startups)[len(startups) // 2]:.2f} s, "
+        f"e2e-policy-server: {len(examples)} examples and {total - len(examples)} protocol checks, "
+        f"{len(groups)} servers, median startup {sorted(startups)[len(startups) // 2]:.2f} s, "
         f"median answer {latencies[len(latencies) // 2] * 1000:.1f} ms, "
         f"wall {time.monotonic() - started:.1f} s"
     )
-    print(f"{len(examples) - len(failed)} passed, {len(failed)} failed")
+    print(f"{total - len(failed)} passed, {len(failed)} failed")
     sys.exit(1 if failed else 0)
-
 
 if __name__ == "__main__":
     main()

@@ -110,11 +110,74 @@ fn forbidden_get(api_version: &str, name: &str, namespace: Option<&str>, plural:
     let message = format!(
         "{resource} \"{name}\" is forbidden: User \"{POLICY_SERVER_USER}\" cannot get resource \"{plural}\" in API group \"{group}\" {scope}"
     );
+    api_error(&json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": "Forbidden",
+        "details": {"name": name, "group": group, "kind": plural}, "code": 403,
+    }))
+}
+
+/// kube-rs' `Error::Api` for a `Status` the API server answered with:
+/// `ApiError: {message}: {reason} ({status:?})`, the `Status` in Rust's
+/// debug form of kube-core's struct (fields absent from the JSON at their
+/// defaults).
+pub fn api_error(status: &Value) -> String {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+    let number = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+    let opt_text = |v: Option<&Value>| match v.and_then(Value::as_str) {
+        Some(s) => format!("Some({s:?})"),
+        None => "None".to_string(),
+    };
+    let summary = match status.get("status").and_then(Value::as_str) {
+        Some("Success") => "Some(Success)",
+        Some("Failure") => "Some(Failure)",
+        _ => "None",
+    };
+    let metadata = match status.get("metadata") {
+        Some(m) if m.is_object() => format!(
+            "Some(ListMeta {{ continue_: {}, remaining_item_count: {}, resource_version: {}, self_link: {} }})",
+            opt_text(m.get("continue")),
+            m.get("remainingItemCount")
+                .and_then(Value::as_i64)
+                .map_or("None".to_string(), |n| format!("Some({n})")),
+            opt_text(m.get("resourceVersion")),
+            opt_text(m.get("selfLink")),
+        ),
+        _ => "None".to_string(),
+    };
+    let details = match status.get("details") {
+        Some(d) if d.is_object() => {
+            let causes: Vec<String> = d
+                .get("causes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    format!(
+                        "StatusCause {{ reason: {:?}, message: {:?}, field: {:?} }}",
+                        text(c.get("reason")),
+                        text(c.get("message")),
+                        text(c.get("field"))
+                    )
+                })
+                .collect();
+            format!(
+                "Some(StatusDetails {{ name: {:?}, group: {:?}, kind: {:?}, uid: {:?}, causes: [{}], retry_after_seconds: {} }})",
+                text(d.get("name")),
+                text(d.get("group")),
+                text(d.get("kind")),
+                text(d.get("uid")),
+                causes.join(", "),
+                number(d.get("retryAfterSeconds")),
+            )
+        }
+        _ => "None".to_string(),
+    };
+    let (message, reason) = (text(status.get("message")), text(status.get("reason")));
     format!(
-        "ApiError: {message}: Forbidden (Status {{ status: Some(Failure), code: 403, message: {message:?}, \
-         metadata: Some(ListMeta {{ continue_: None, remaining_item_count: None, resource_version: None, \
-         self_link: None }}), reason: \"Forbidden\", details: Some(StatusDetails {{ name: {name:?}, \
-         group: {group:?}, kind: {plural:?}, uid: \"\", causes: [], retry_after_seconds: 0 }}) }})"
+        "ApiError: {message}: {reason} (Status {{ status: {summary}, code: {}, message: {message:?}, \
+         metadata: {metadata}, reason: {reason:?}, details: {details} }})",
+        number(status.get("code"))
     )
 }
 
@@ -252,16 +315,11 @@ impl ClusterState {
                 if let Some(answer) = self.scripted(&req.api_version, &req.kind, forbidden) {
                     return answer;
                 }
-                let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
-                    format!("Cannot find resource {}/{}", req.api_version, req.kind)
-                })?;
+                let kind = Self::kind_index(&req.api_version, &req.kind)
+                    .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
                 let namespaced = KINDS[kind].4;
                 if operation == "list_resources_by_namespace" && !namespaced {
-                    return Err(format!(
-                        "resource {}/{} is cluster wide. Cannot search for it inside of a namespace",
-                        req.api_version, req.kind
-                    )
-                    .into());
+                    return Err(cluster_wide(&req.api_version, &req.kind).into());
                 }
                 let labels = req
                     .label_selector
@@ -293,21 +351,18 @@ impl ClusterState {
                             .as_ref()
                             .is_none_or(|sel| sel.iter().all(|t| t.matches(o)))
                     })
-                    .map(|o| strip(o, req.field_masks.as_deref(), true))
+                    .map(|o| cached_object(o, req.field_masks.as_deref()))
                     .collect();
-                let list = json!({
-                    "apiVersion": req.api_version,
-                    "kind": format!("{}List", req.kind),
-                    "metadata": {},
-                    "items": items,
-                });
-                Ok(serde_json::to_vec(&list)?)
+                Ok(serde_json::to_vec(&list_envelope(
+                    &req.api_version,
+                    &req.kind,
+                    items,
+                ))?)
             }
             "get_resource" => {
                 let req: GetRequest = serde_json::from_slice(payload)?;
-                let kind = Self::kind_index(&req.api_version, &req.kind).ok_or_else(|| {
-                    format!("Cannot find resource {}/{}", req.api_version, req.kind)
-                })?;
+                let kind = Self::kind_index(&req.api_version, &req.kind)
+                    .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
                 let (_, _, _, plural, namespaced) = KINDS[kind];
                 let forbidden = || {
                     let namespace = req.namespace.as_deref().filter(|_| namespaced);
@@ -328,20 +383,18 @@ impl ClusterState {
                                     == req.namespace.as_deref())
                     });
                 match found {
-                    Some(object) => Ok(serde_json::to_vec(&strip(
+                    Some(object) => Ok(serde_json::to_vec(&fetched_object(
                         object,
                         req.field_masks.as_deref(),
-                        false,
                     ))?),
                     // policy-evaluator reads with kube-rs' get_opt, which
                     // turns the API server's 404 into None, then fails with
                     // this text (`Client::get_resource`, client.rs).
-                    None => Err(format!(
-                        "Cannot find {}/{} named '{}' inside of namespace '{:?}'",
-                        req.api_version,
-                        req.kind,
-                        req.name,
-                        req.namespace.as_deref()
+                    None => Err(not_found(
+                        &req.api_version,
+                        &req.kind,
+                        &req.name,
+                        req.namespace.as_deref(),
                     )
                     .into()),
                 }
@@ -358,12 +411,57 @@ fn str_at<'a>(object: &'a Value, path: &[&str]) -> &'a str {
         .unwrap_or("")
 }
 
-/// An object as the policy-server hands it over. From a list (`reflector`),
-/// what its watch cache keeps: `managedFields` emptied and the
-/// last-applied annotation removed (`modify_object` in reflector.rs leaves
-/// both fields present, `[]` and `{}`). From a GET, the object as the API
-/// server sent it. Either way, with field masks, everything outside
-/// `apiVersion`, `kind` and `metadata` pruned to the masked paths.
+/// The answer to a list host call: policy-evaluator's `ObjectList` of the
+/// watch cache's objects (`list_resources_from_reflector`, client.rs), in
+/// whatever order they are given.
+pub fn list_envelope(api_version: &str, kind: &str, items: Vec<Value>) -> Value {
+    json!({
+        "apiVersion": api_version,
+        "kind": format!("{kind}List"),
+        "metadata": {},
+        "items": items,
+    })
+}
+
+/// policy-evaluator's error for a `get_resource` the API server answered
+/// 404: kube-rs' `get_opt` reads it as "absent" (`Client::get_resource`,
+/// client.rs). The namespace is printed in its debug form: `None`,
+/// `Some("kube-system")`.
+pub fn not_found(api_version: &str, kind: &str, name: &str, namespace: Option<&str>) -> String {
+    format!("Cannot find {api_version}/{kind} named '{name}' inside of namespace '{namespace:?}'")
+}
+
+/// policy-evaluator's error for `list_resources_by_namespace` on a
+/// cluster-scoped kind (`Client::list_resources_by_namespace`).
+pub fn cluster_wide(api_version: &str, kind: &str) -> String {
+    format!(
+        "resource {api_version}/{kind} is cluster wide. Cannot search for it inside of a namespace"
+    )
+}
+
+/// policy-evaluator's error for a kind API discovery does not list
+/// (`Client::build_kube_resource`).
+pub fn unknown_kind(api_version: &str, kind: &str) -> String {
+    format!("Cannot find resource {api_version}/{kind}")
+}
+
+/// An object as the policy-server's watch cache keeps it (`modify_object`,
+/// reflector.rs): `managedFields` emptied and the last-applied annotation
+/// removed (both fields left present, `[]` and `{}`), then the field masks
+/// applied.
+pub fn cached_object(object: &Value, masks: Option<&[String]>) -> Value {
+    strip(object, masks, true)
+}
+
+/// An object fetched by a GET, as the policy-server hands it over: as the
+/// API server sent it, with the field masks applied.
+pub fn fetched_object(object: &Value, masks: Option<&[String]>) -> Value {
+    strip(object, masks, false)
+}
+
+/// With field masks, everything outside `apiVersion`, `kind` and `metadata`
+/// is pruned to the masked paths (policy-evaluator prunes `DynamicObject`'s
+/// `data`, which holds everything else).
 fn strip(object: &Value, masks: Option<&[String]>, reflector: bool) -> Value {
     let mut out = object.clone();
     if reflector && let Some(meta) = out.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -569,6 +667,16 @@ mod tests {
             json!({"api_version": "kubeovn.io/v1", "kind": "IP", "namespace": "x"}),
         );
         assert!(err.unwrap_err().to_string().contains("is cluster wide"));
+    }
+
+    #[test]
+    fn forbidden_get_is_kube_rs_text() {
+        // As kwctl recorded it (test_data/session_ovn-dnat-eip-lookup-forbidden.yml).
+        let recorded = r#"ApiError: ovn-eips.kubeovn.io "eip-a" is forbidden: User "system:serviceaccount:kubewarden:policy-server" cannot get resource "ovn-eips" in API group "kubeovn.io" at the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: "ovn-eips.kubeovn.io \"eip-a\" is forbidden: User \"system:serviceaccount:kubewarden:policy-server\" cannot get resource \"ovn-eips\" in API group \"kubeovn.io\" at the cluster scope", metadata: Some(ListMeta { continue_: None, remaining_item_count: None, resource_version: None, self_link: None }), reason: "Forbidden", details: Some(StatusDetails { name: "eip-a", group: "kubeovn.io", kind: "ovn-eips", uid: "", causes: [], retry_after_seconds: 0 }) })"#;
+        assert_eq!(
+            forbidden_get("kubeovn.io/v1", "eip-a", None, "ovn-eips"),
+            recorded
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! ```text
 //! kop-run [options] <policy.wasm> [<request.json>]
 //!   -r, --request-path FILE    an AdmissionRequest, an AdmissionReview, or a case file
-//!                              (`request`, `cluster`, `settings`: lookups answered from `cluster`)
+//!                              (`request`, `cluster`, `settings`: lookups answered from `cluster`;
+//!                              the kinds of its `forbidden` answered as a 403 would be)
 //!   --replay-host-capabilities-interactions FILE   answer lookups from a kwctl session
 //!   --record-host-capabilities-interactions FILE   write the lookups made as a kwctl session
 //!   -s, --settings-path FILE   settings, YAML or JSON
@@ -20,7 +21,7 @@
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use testhost::cluster::{ClusterState, Failure};
+use testhost::cluster::{ClusterState, Failure, KINDS};
 use testhost::session::{self, CallbackRequest, Response, Session};
 use testhost::{Backend, BoxError, Policy};
 
@@ -74,23 +75,31 @@ fn parse_args() -> Result<Options, BoxError> {
     Ok(options)
 }
 
-/// The AdmissionRequest, and the case's cluster and settings if it is a case file.
-fn read_request(path: &Path) -> Result<(Value, Value, Value), BoxError> {
+/// The AdmissionRequest, and the case's cluster, settings and forbidden
+/// kinds if it is a case file.
+fn read_request(path: &Path) -> Result<(Value, Value, Value, Value), BoxError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let file: Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if file["kind"] == "AdmissionReview" {
-        return Ok((file["request"].clone(), Value::Null, Value::Null));
-    }
-    if file.get("request").is_some() {
         return Ok((
             file["request"].clone(),
-            file.get("cluster").cloned().unwrap_or(Value::Null),
-            file.get("settings").cloned().unwrap_or(Value::Null),
+            Value::Null,
+            Value::Null,
+            Value::Null,
         ));
     }
-    Ok((file, Value::Null, Value::Null))
+    if file.get("request").is_some() {
+        let field = |k: &str| file.get(k).cloned().unwrap_or(Value::Null);
+        return Ok((
+            file["request"].clone(),
+            field("cluster"),
+            field("settings"),
+            field("forbidden"),
+        ));
+    }
+    Ok((file, Value::Null, Value::Null, Value::Null))
 }
 
 fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
@@ -98,7 +107,7 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
         return Err("usage: kop-run [options] <policy.wasm> -r <request.json>".into());
     };
     let policy = Policy::load(wasm)?;
-    let (request, cluster, case_settings) = read_request(request_path)?;
+    let (request, cluster, case_settings, forbidden) = read_request(request_path)?;
     if let Some(path) = &options.save_request {
         std::fs::write(path, serde_json::to_string_pretty(&request)? + "\n")?;
     }
@@ -122,6 +131,14 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
         Some(path) => Session::load(path)?.into(),
         None => {
             let mut state = ClusterState::from_json(&cluster)?;
+            for kind in forbidden.as_array().into_iter().flatten() {
+                let kind = kind.as_str().unwrap_or_default();
+                let (_, api_version, ..) = KINDS
+                    .iter()
+                    .find(|(_, _, k, ..)| *k == kind)
+                    .ok_or_else(|| format!("unknown forbidden kind {kind:?}"))?;
+                state.fail(api_version, kind, Failure::Forbidden);
+            }
             for (api_version, kind, text) in &options.failures {
                 state.fail(api_version, kind, Failure::Error(text.clone()));
             }

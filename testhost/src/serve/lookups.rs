@@ -1,0 +1,513 @@
+//! The `kubewarden/kubernetes/*` host calls as policy-evaluator answers them
+//! (callback_handler.rs, callback_handler/kubernetes.rs, kubernetes/client.rs):
+//! the kind's plural and scope by API discovery, cached; `get_resource` a GET,
+//! its successes cached 5 s per (apiVersion, kind, name, namespace) behind one
+//! lock (`#[cached(time = 5, sync_writes = "default")]`), the field masks applied
+//! after; the lists from watch caches made on first use per (apiVersion, kind,
+//! namespace, label selector, field selector, field masks) and kept.
+
+use crate::cluster;
+use crate::serve::kube::{ApiClient, HostError};
+use crate::serve::watch::{WatchCache, Watched};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// The SDK's `ListResourcesByNamespaceRequest`.
+#[derive(Debug, Deserialize)]
+pub struct ListByNamespace {
+    /// apiVersion
+    pub api_version: String,
+    /// Kind
+    pub kind: String,
+    /// The namespace.
+    pub namespace: String,
+    /// Label selector.
+    pub label_selector: Option<String>,
+    /// Field selector.
+    pub field_selector: Option<String>,
+    /// Field masks.
+    pub field_masks: Option<BTreeSet<String>>,
+}
+
+/// The SDK's `ListAllResourcesRequest`.
+#[derive(Debug, Deserialize)]
+pub struct ListAll {
+    /// apiVersion
+    pub api_version: String,
+    /// Kind
+    pub kind: String,
+    /// Label selector.
+    pub label_selector: Option<String>,
+    /// Field selector.
+    pub field_selector: Option<String>,
+    /// Field masks.
+    pub field_masks: Option<BTreeSet<String>>,
+}
+
+/// The SDK's `GetResourceRequest`.
+#[derive(Debug, Deserialize)]
+pub struct GetResource {
+    /// apiVersion
+    pub api_version: String,
+    /// Kind
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Namespace (ignored for a cluster-scoped kind).
+    pub namespace: Option<String>,
+    /// Skip the 5 s cache.
+    pub disable_cache: bool,
+    /// Field masks.
+    pub field_masks: Option<BTreeSet<String>>,
+}
+
+/// A kind as discovery describes it (policy-evaluator's `KubeResource`).
+#[derive(Clone, Debug)]
+pub struct Resource {
+    /// `""` for the core group.
+    pub group: String,
+    /// `v1`
+    pub version: String,
+    /// `ips`
+    pub plural: String,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+}
+
+impl Resource {
+    /// The collection's path, in a namespace or across all.
+    pub fn path(&self, namespace: Option<&str>) -> String {
+        let prefix = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}/{}", self.group, self.version)
+        };
+        match namespace {
+            Some(ns) => format!("{prefix}/namespaces/{ns}/{}", self.plural),
+            None => format!("{prefix}/{}", self.plural),
+        }
+    }
+}
+
+/// Why a list has no answer.
+#[derive(Debug)]
+pub enum ListFailure {
+    /// The call fails with this error.
+    Failed(HostError),
+    /// The watch cache did not fill before the evaluation's deadline.
+    TimedOut,
+}
+
+/// The lookups of every policy, sharing one API client and its caches.
+pub struct Lookups {
+    api: Arc<ApiClient>,
+    resources: RwLock<HashMap<(String, String), Resource>>,
+    gets: Mutex<HashMap<String, (Instant, Value)>>,
+    caches: Mutex<HashMap<String, Arc<WatchCache>>>,
+}
+
+const GET_CACHE_TTL: Duration = Duration::from_secs(5);
+
+impl Lookups {
+    /// Lookups through this client.
+    pub fn new(api: ApiClient) -> Self {
+        Lookups {
+            api: Arc::new(api),
+            resources: RwLock::new(HashMap::new()),
+            gets: Mutex::new(HashMap::new()),
+            caches: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `Client::build_kube_resource`: `/api/v1` or `/apis/<apiVersion>`, the
+    /// first resource of that kind; kept once found.
+    pub fn resource(&self, api_version: &str, kind: &str) -> Result<Resource, HostError> {
+        let key = (api_version.to_string(), kind.to_string());
+        if let Some(r) = self
+            .resources
+            .read()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(r);
+        }
+        let list = if api_version == "v1" {
+            self.api
+                .get_json("/api/v1")
+                .map_err(|e| e.to_host_error())?
+        } else {
+            self.api
+                .get_json(&format!("/apis/{api_version}"))
+                .map_err(|e| {
+                    HostError::plain(format!(
+                        "error finding resource {api_version} / {kind}: {}",
+                        e.display()
+                    ))
+                })?
+        };
+        let Some(resources) = list.get("resources").and_then(Value::as_array) else {
+            return Err(HostError::plain(
+                "Error deserializing response: missing field `resources`",
+            ));
+        };
+        let found = resources
+            .iter()
+            .find(|r| r.get("kind").and_then(Value::as_str) == Some(kind))
+            .ok_or_else(|| HostError::plain(cluster::unknown_kind(api_version, kind)))?;
+        let (group, version) = if api_version == "v1" {
+            ("", "v1")
+        } else {
+            api_version.split_once('/').ok_or_else(|| {
+                HostError::plain(format!(
+                    "cannot determine group and version for {api_version}"
+                ))
+            })?
+        };
+        let resource = Resource {
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: found
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            namespaced: found
+                .get("namespaced")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
+        if let Ok(mut known) = self.resources.write() {
+            known.insert(key, resource.clone());
+        }
+        Ok(resource)
+    }
+
+    /// `get_resource`: cached unless `disable_cache`, masks applied after.
+    pub fn get(&self, req: &GetResource) -> Result<Value, HostError> {
+        let object = if req.disable_cache {
+            self.fetch(req)?
+        } else {
+            let key = format!(
+                "get_resource_cached({},{}),{},{:?}",
+                req.api_version,
+                req.kind,
+                req.name,
+                req.namespace.as_deref()
+            );
+            // The lock is held while the API server answers, as `cached`'s
+            // `sync_writes` holds its own: one cached GET at a time.
+            let mut gets = self
+                .gets
+                .lock()
+                .map_err(|_| HostError::plain("get_resource cache poisoned"))?;
+            gets.retain(|_, (at, _)| at.elapsed() < GET_CACHE_TTL);
+            match gets.get(&key) {
+                Some((_, object)) => object.clone(),
+                None => {
+                    let object = self.fetch(req)?;
+                    gets.insert(key, (Instant::now(), object.clone()));
+                    object
+                }
+            }
+        };
+        let masks: Option<Vec<String>> = req
+            .field_masks
+            .as_ref()
+            .map(|m| m.iter().cloned().collect());
+        Ok(cluster::fetched_object(&object, masks.as_deref()))
+    }
+
+    /// `Client::get_resource`: kube-rs' `get_opt`, a 404 being "absent".
+    fn fetch(&self, req: &GetResource) -> Result<Value, HostError> {
+        let resource = self.resource(&req.api_version, &req.kind)?;
+        let namespace = if resource.namespaced {
+            Some(req.namespace.as_deref().ok_or_else(|| {
+                HostError::plain(format!(
+                    "Resource {}/{} is namespaced, but no namespace was provided",
+                    req.api_version, req.kind
+                ))
+            })?)
+        } else {
+            None
+        };
+        // The http crate refuses such a URI before anything is sent.
+        if req
+            .name
+            .bytes()
+            .any(|b| !(0x21..0x7f).contains(&b) || b"\"<>\\^`{|}".contains(&b))
+        {
+            return Err(HostError {
+                message: "HttpError: invalid uri character".to_string(),
+                cause: Some("invalid uri character".to_string()),
+            });
+        }
+        let path = format!("{}/{}", resource.path(namespace), req.name);
+        match self.api.get_json(&path) {
+            Ok(object) => Ok(object),
+            Err(e) if e.is_not_found() => Err(HostError::plain(cluster::not_found(
+                &req.api_version,
+                &req.kind,
+                &req.name,
+                req.namespace.as_deref(),
+            ))),
+            Err(e) => Err(e.to_host_error()),
+        }
+    }
+
+    /// `list_resources_all` (`namespace` None) or `list_resources_by_namespace`:
+    /// the watch cache's objects, once it has filled, in the `<Kind>List`
+    /// envelope. The wait ends at `deadline`, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub fn list(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        label_selector: Option<&str>,
+        field_selector: Option<&str>,
+        field_masks: Option<&BTreeSet<String>>,
+        deadline: Option<Instant>,
+    ) -> Result<Value, ListFailure> {
+        let resource = self
+            .resource(api_version, kind)
+            .map_err(ListFailure::Failed)?;
+        if namespace.is_some() && !resource.namespaced {
+            return Err(ListFailure::Failed(HostError::plain(
+                cluster::cluster_wide(api_version, kind),
+            )));
+        }
+        // `Reflector::compute_id`
+        let id = format!(
+            "{api_version}|{kind}|{namespace:?}|{label_selector:?}|{field_selector:?}|{field_masks:?}"
+        );
+        let cache = {
+            let mut caches = self
+                .caches
+                .lock()
+                .map_err(|_| ListFailure::Failed(HostError::plain("watch caches poisoned")))?;
+            caches
+                .entry(id.clone())
+                .or_insert_with(|| {
+                    eprintln!("kop-serve: creating new watch cache {id}");
+                    WatchCache::start(
+                        self.api.clone(),
+                        Watched {
+                            path: resource.path(namespace),
+                            label_selector: label_selector.map(String::from),
+                            field_selector: field_selector.map(String::from),
+                            field_masks: field_masks.map(|m| m.iter().cloned().collect()),
+                            id: id.clone(),
+                        },
+                    )
+                })
+                .clone()
+        };
+        if !cache.wait_filled(deadline) {
+            return Err(ListFailure::TimedOut);
+        }
+        Ok(cluster::list_envelope(api_version, kind, cache.objects()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    /// An API server answering each path (query dropped) from a table, and
+    /// counting the requests.
+    fn api_server(routes: Vec<(&'static str, u16, Value)>) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let path = line
+                    .split(' ')
+                    .nth(1)
+                    .unwrap_or("")
+                    .split('?')
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header.trim().is_empty() {
+                        break;
+                    }
+                }
+                log.lock().unwrap().push(path.clone());
+                let (status, body) = routes
+                    .iter()
+                    .find(|(p, ..)| *p == path)
+                    .map(|(_, s, b)| (*s, b.to_string()))
+                    .unwrap_or((404, "404 page not found".to_string()));
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        (url, seen)
+    }
+
+    fn get(name: &str, kind: &str, api_version: &str, namespace: Option<&str>) -> GetResource {
+        GetResource {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            namespace: namespace.map(String::from),
+            disable_cache: false,
+            field_masks: None,
+        }
+    }
+
+    #[test]
+    fn get_resource_as_policy_evaluator_answers() {
+        let forbidden = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "ovn-eips.kubeovn.io \"eip-a\" is forbidden: no", "reason": "Forbidden",
+            "details": {"name": "eip-a", "group": "kubeovn.io", "kind": "ovn-eips"}, "code": 403});
+        let (url, seen) = api_server(vec![
+            (
+                "/api/v1",
+                200,
+                json!({"resources": [
+                {"name": "configmaps", "kind": "ConfigMap", "namespaced": true},
+                {"name": "namespaces", "kind": "Namespace", "namespaced": false}]}),
+            ),
+            (
+                "/apis/kubeovn.io/v1",
+                200,
+                json!({"resources": [
+                {"name": "ippools", "kind": "IPPool", "namespaced": false},
+                {"name": "ovn-eips", "kind": "OvnEip", "namespaced": false}]}),
+            ),
+            (
+                "/api/v1/namespaces/kube-system/configmaps/nat",
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nat"}, "data": {"a": "1", "b": "2"}}),
+            ),
+            (
+                "/apis/kubeovn.io/v1/ippools/pool-missing",
+                404,
+                json!({"kind": "Status", "apiVersion": "v1",
+                "status": "Failure", "message": "ippools.kubeovn.io \"pool-missing\" not found", "reason": "NotFound", "code": 404}),
+            ),
+            ("/apis/kubeovn.io/v1/ovn-eips/eip-a", 403, forbidden.clone()),
+        ]);
+        let lookups = Lookups::new(ApiClient::with_token(&url, Some("t")).unwrap());
+
+        let missing = lookups
+            .get(&get("pool-missing", "IPPool", "kubeovn.io/v1", None))
+            .unwrap_err();
+        assert_eq!(
+            missing.render().lines().next(),
+            Some(
+                "Cannot find kubeovn.io/v1/IPPool named 'pool-missing' inside of namespace 'None'"
+            )
+        );
+
+        let denied = lookups
+            .get(&get("eip-a", "OvnEip", "kubeovn.io/v1", None))
+            .unwrap_err();
+        assert_eq!(denied.message, cluster::api_error(&forbidden));
+        assert_eq!(
+            denied.cause.as_deref(),
+            Some("ovn-eips.kubeovn.io \"eip-a\" is forbidden: no: Forbidden")
+        );
+
+        let mut masked = get("nat", "ConfigMap", "v1", Some("kube-system"));
+        masked.field_masks = Some(BTreeSet::from(["data.a".to_string()]));
+        assert_eq!(lookups.get(&masked).unwrap()["data"], json!({"a": "1"}));
+        // Cached 5 s: the same object again without asking, whatever the masks.
+        assert_eq!(
+            lookups
+                .get(&get("nat", "ConfigMap", "v1", Some("kube-system")))
+                .unwrap()["data"]["b"],
+            "2"
+        );
+        let no_ns = lookups
+            .get(&get("nat", "ConfigMap", "v1", None))
+            .unwrap_err();
+        assert_eq!(
+            no_ns.message,
+            "Resource v1/ConfigMap is namespaced, but no namespace was provided"
+        );
+        let unknown = lookups
+            .get(&get("x", "Secret", "v1", Some("a")))
+            .unwrap_err();
+        assert_eq!(unknown.message, "Cannot find resource v1/Secret");
+        let no_group = lookups
+            .get(&get("x", "Thing", "nope.io/v1", None))
+            .unwrap_err();
+        assert!(no_group.message.starts_with("error finding resource nope.io/v1 / Thing: ApiError: 404 page not found: Failed to parse error data"), "{}", no_group.message);
+
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(
+            seen.iter()
+                .filter(|p| p.ends_with("/configmaps/nat"))
+                .count(),
+            1,
+            "{seen:?}"
+        );
+        // Discovery is kept per (apiVersion, kind) found: ConfigMap once, then
+        // Secret (never found, so asked for again each time).
+        assert_eq!(
+            seen.iter().filter(|p| *p == "/api/v1").count(),
+            2,
+            "{seen:?}"
+        );
+
+        let wide = lookups
+            .list(
+                "kubeovn.io/v1",
+                "IPPool",
+                Some("default"),
+                None,
+                None,
+                None,
+                None,
+            )
+            .unwrap_err();
+        match wide {
+            ListFailure::Failed(e) => assert_eq!(
+                e.message,
+                "resource kubeovn.io/v1/IPPool is cluster wide. Cannot search for it inside of a namespace"
+            ),
+            ListFailure::TimedOut => panic!("not a wait"),
+        }
+    }
+
+    #[test]
+    fn paths() {
+        let core = Resource {
+            group: String::new(),
+            version: "v1".into(),
+            plural: "services".into(),
+            namespaced: true,
+        };
+        assert_eq!(
+            core.path(Some("default")),
+            "/api/v1/namespaces/default/services"
+        );
+        assert_eq!(core.path(None), "/api/v1/services");
+        let crd = Resource {
+            group: "kubeovn.io".into(),
+            version: "v1".into(),
+            plural: "ips".into(),
+            namespaced: false,
+        };
+        assert_eq!(crd.path(None), "/apis/kubeovn.io/v1/ips");
+    }
+}

@@ -20,6 +20,10 @@
 #   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
 #   make e2e-kop-serve      the same through kop-serve (testhost/), no Kubewarden binary needed
+#   make cluster-bin        kube-apiserver, kubectl, etcd from Go modules into target/cluster/bin
+#   make e2e-cluster        the policy judged by a real kube-apiserver, served by kop-serve
+#   make e2e-cluster-kubewarden   the same, served by the real policy-server
+#   make e2e-unit           the e2e scripts' own tests (webhook rendering)
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make e2e-data           re-record test_data/ sessions with kwctl
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
@@ -35,7 +39,8 @@ SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.to
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
-	validate-deploy preflight-test lint-workflows clean
+	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
+	e2e-cluster e2e-cluster-kubewarden
 
 all: policy.wasm
 
@@ -168,6 +173,8 @@ bench-e2e:
 	$(call guard,$@,kwctl policy-server openssl)
 e2e-data:
 	$(call guard,$@,kwctl)
+e2e-cluster-kubewarden:
+	$(call guard,$@,kwctl policy-server openssl)
 
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
@@ -231,3 +238,26 @@ lint-workflows:
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm
+
+# A real control plane for the e2e tests: kube-apiserver and kubectl
+# (Kubernetes v1.36.3) and etcd (v3.6.8) built from the Go modules pinned by
+# e2e/cluster/go.mod into target/cluster/bin (skipped when up to date).
+cluster-bin:
+	bash e2e/cluster/build.sh
+
+kop-serve:
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve
+
+# The e2e scripts' own tests: the webhook rendering (no cluster needed).
+e2e-unit:
+	python3 e2e/test_webhooks.py
+
+# The policy judged by a real kube-apiserver (e2e/cluster_e2e.py): deploy/
+# applied as shipped, the seed's demo, every conformance case as real
+# objects, the exclusions, the failure policy and RBAC; served by kop-serve
+# here, by Kubewarden's policy-server in e2e-cluster-kubewarden.
+e2e-cluster: policy.wasm cluster-bin kop-serve
+	python3 e2e/cluster_e2e.py policy.wasm --server target/host/kop-serve
+
+e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
+	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)"

@@ -29,9 +29,13 @@ STEPS = [
     ("bench-quick", "every benchmark scenario's answer"),
     ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),
     ("preflight-test", "scripts/preflight.sh with kubectl"),
+    ("e2e-unit", "the webhook configurations rendered as Kubewarden's controller renders them"),
+    ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
+    ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC"),
     ("conformance-kwctl", "every conformance case in the real kwctl"),
     ("e2e-tests", "the test_data/ sessions through kwctl (bats)"),
     ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),
+    ("e2e-cluster-kubewarden", "the same real kube-apiserver, the policy served by the real policy-server"),
 ]
 
 

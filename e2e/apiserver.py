@@ -44,6 +44,7 @@ python3.
 import argparse
 import base64
 import binascii
+import bisect
 import hashlib
 import json
 import sys
@@ -615,8 +616,7 @@ class Handler(BaseHTTPRequestHandler):
                 after = decode_continue(query["continue"])
             except ValueError as e:
                 return status(400, "BadRequest", str(e))
-            while start < len(selected) and object_key(selected[start]) <= after:
-                start += 1
+            start = bisect.bisect_right(selected, after, key=object_key)
         limit = int(query.get("limit") or 0)
         if query.get("resourceVersion") == "0" and not query.get("continue"):
             limit = 0  # served from the watch cache, which does not page

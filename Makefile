@@ -178,3 +178,15 @@ lint-workflows:
 clean:
 	$(CARGO) clean
 	rm -f policy.wasm annotated-policy.wasm
+
+# A real control plane for the e2e tests: kube-apiserver and kubectl
+# (Kubernetes v1.36.3) and etcd (v3.6.8) built from Go modules into
+# target/cluster/bin (e2e/cluster/build.sh; skipped when up to date). Then
+# its smoke test and the API server stand-in compared with it.
+.PHONY: cluster-bin e2e-controlplane
+cluster-bin:
+	bash e2e/cluster/build.sh
+
+e2e-controlplane: cluster-bin
+	python3 e2e/test_controlplane.py
+	python3 e2e/standin_vs_apiserver.py

@@ -122,9 +122,12 @@ NAMESPACE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"
 # metadata.namespace for a namespaced kind).
 EXTRA_FIELDS = {"namespaces": {"status.phase"}, "services": {"spec.clusterIP", "spec.type"}}
 
-# When kube-apiserver v1.36 sends a watcher a BOOKMARK (measured): every
-# minute from the second minute of the watch on, and 2 s before its end if
-# it lasts longer than 70 s; a shorter watch gets none.
+# kube-apiserver v1.36 sends a watcher a BOOKMARK when its watch cache has
+# moved on, so its times vary (measured: every minute from the first or
+# second minute on, one about 2 s before the end of a watch longer than
+# 70 s, none in a short watch of a quiet kind). The stand-in, whose objects
+# never change, sends them at 120 s, every minute after, and 2 s before the
+# end of a watch longer than 70 s.
 BOOKMARK_FIRST = 120.0
 BOOKMARK_EVERY = 60.0
 BOOKMARK_BEFORE_END = 2.0
@@ -250,8 +253,8 @@ def parse_label_selector(text):
                 take()
                 vkind, vlit = take()
                 if vkind != "id" or not vlit.lstrip("-").isdigit():
-                    raise ValueError(f"unable to parse requirement: for 'gt', 'lt' operators, exactly one value is "
-                                     f"required")
+                    raise ValueError("unable to parse requirement: for 'gt', 'lt' operators, exactly one value is "
+                                     "required")
                 reqs.append((key, op, (vlit,)))
             else:
                 raise ValueError(f"unable to parse requirement: found '{oplit}', expected: {BINARY_OPERATORS}")

@@ -22,9 +22,11 @@ files, not the stand-in. The objects that kube-apiserver makes by itself
 (namespace kube-system, ConfigMaps there, Service default/kubernetes) are
 left out of its answers unless the case has them too.
 
-The stand-in is compared in its `stored` mode (objects as the API server
-stores them); its default mode serves the case objects as they are, and what
-that changes is listed once, as notes.
+Periodic BOOKMARKs come when the real server's watch cache has moved on,
+which nothing here controls: they are compared by shape, their times
+printed. The stand-in is compared in its `stored` mode (objects as the API
+server stores them); its default mode serves the case objects as they are,
+and what that changes is listed once, as notes.
 
 Each difference is printed under its check; the last line is
 `N passed, N failed`. Needs `make cluster-bin`; without the binaries it
@@ -75,35 +77,36 @@ def short(v, n=160):
     return s if len(s) <= n else s[:n] + "…"
 
 
-def diff(real, stand, path="$"):
+def diff(real, stand, path="$", names=("real", "stand-in")):
     """Differences between two JSON values, as lines; VOLATILE keys by type only."""
+    a, b = names
     key = path.rsplit(".", 1)[-1]
     if key in VOLATILE:
         if type(real) is not type(stand):
-            return [f"{path}: type {type(real).__name__} (real) vs {type(stand).__name__} (stand-in)"]
+            return [f"{path}: type {type(real).__name__} ({a}) vs {type(stand).__name__} ({b})"]
         return []
     if key == "continue":  # a token: only whether there is one
         if bool(real) != bool(stand) or type(real) is not type(stand):
-            return [f"{path}: real {short(real)}, stand-in {short(stand)}"]
+            return [f"{path}: {a} {short(real)}, {b} {short(stand)}"]
         return []
     if isinstance(real, dict) and isinstance(stand, dict):
         out = []
         for k in real.keys() - stand.keys():
-            out.append(f"{path}.{k}: missing in the stand-in (real {short(real[k])})")
+            out.append(f"{path}.{k}: missing in the {b} ({a} {short(real[k])})")
         for k in stand.keys() - real.keys():
-            out.append(f"{path}.{k}: only in the stand-in ({short(stand[k])})")
+            out.append(f"{path}.{k}: only in the {b} ({short(stand[k])})")
         for k in sorted(real.keys() & stand.keys()):
-            out += diff(real[k], stand[k], f"{path}.{k}")
+            out += diff(real[k], stand[k], f"{path}.{k}", names)
         return sorted(out)
     if isinstance(real, list) and isinstance(stand, list):
         out = []
         if len(real) != len(stand):
-            out.append(f"{path}: {len(real)} items (real) vs {len(stand)} (stand-in)")
-        for i, (a, b) in enumerate(zip(real, stand)):
-            out += diff(a, b, f"{path}[{i}]")
+            out.append(f"{path}: {len(real)} items ({a}) vs {len(stand)} ({b})")
+        for i, (x, y) in enumerate(zip(real, stand)):
+            out += diff(x, y, f"{path}[{i}]", names)
         return out
     if type(real) is not type(stand) or real != stand:
-        return [f"{path}: real {short(real)}, stand-in {short(stand)}"]
+        return [f"{path}: {a} {short(real)}, {b} {short(stand)}"]
     return []
 
 
@@ -267,13 +270,8 @@ class CaseRun:
     # -- loading --------------------------------------------------------------
 
     def load(self, cp, status_plurals):
-        """The case's objects into the real server; returns what it had before (ids)."""
-        baseline = set()
-        for key in ("namespaces", "configmaps", "services"):
-            plural, prefix = KIND_ROWS[key][2], KIND_ROWS[key][4]
-            _, body = cp.request(f"{prefix}/{plural}")
-            baseline |= {(plural, *ident(o).split("/")) for o in body["items"]}
-        self.baseline = baseline
+        """The case's objects into the real server (statuses through the status
+        subresource); prints where it stores one differently from the case."""
         order = sorted(self.cluster, key=lambda k: k != "namespaces")
         for key in order:
             api_version, kind, plural, namespaced, prefix = KIND_ROWS[key]
@@ -296,11 +294,8 @@ class CaseRun:
         for (plural, ns, name), obj in sorted(self.objects.items()):
             key = next(k for k, row in KIND_ROWS.items() if row[2] == plural)
             _, stored = cp.request(self.url_of(key, obj["metadata"]))
-            for d in diff(data_of(stored), data_of(obj), "$"):
-                self.results.note(f"{self.name}: {plural} {ns + '/' if ns else ''}{name}: {d}".replace(
-                    "missing in the stand-in", "added by the API server").replace(
-                    "only in the stand-in", "dropped by the API server").replace(
-                    "(real)", "(stored)").replace("real ", "stored ").replace("stand-in ", "case "))
+            for d in diff(data_of(stored), data_of(obj), "$", ("stored", "case")):
+                self.results.note(f"{self.name}: {plural} {ns + '/' if ns else ''}{name}: {d}")
 
     @staticmethod
     def url_of(key, meta):
@@ -559,8 +554,8 @@ class CaseRun:
             token = cp.token(SA_NAMESPACE, SA_NAME)
             real = Endpoint(cp.url, cp.ssl_context())
             real_sa = Endpoint(cp.url, cp.ssl_context(client_cert=False), token)
-            # The objects kube-apiserver made itself stay out of the stand-in's
-            # answers: drop them from the real ones (see align()).
+            # The objects kube-apiserver made itself are dropped from its
+            # answers by align().
             cluster = apiserver.Cluster(self.case.get("cluster"), (), stored=True)
             every_kind = [row[1] for row in KIND_ROWS.values()]
             forbidden = apiserver.Cluster(self.case.get("cluster"), every_kind, stored=True)
@@ -586,11 +581,11 @@ class CaseRun:
                 _, _, plural, _, prefix = KIND_ROWS[key]
                 _, _, stored = stand.get(f"{prefix}/{plural}")
                 _, _, plain = default.get(f"{prefix}/{plural}")
-                paths = sorted({d.split(":", 1)[0].split("]", 1)[-1].lstrip(".") + d.split(":", 1)[1].split("(")[0]
-                                for d in diff(stored, plain)})
-                if paths:
-                    print(f"  default mode, {plural} list items: " + "; ".join(p.replace(
-                        "missing in the stand-in", "absent").replace("only in the stand-in", "added") for p in paths))
+                fields = sorted({d.split(":", 1)[0].split("]", 1)[-1].lstrip(".") + (
+                    " (only there)" if "only in the" in d else " (not there)" if "missing in the" in d else "")
+                    for d in diff(stored, plain, "$", ("stored", "default mode"))})
+                if fields:
+                    print(f"  default mode, {plural} list items: {', '.join(fields)}")
 
 
 class _serving:

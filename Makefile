@@ -40,7 +40,7 @@ SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.to
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
-	e2e-cluster e2e-cluster-kubewarden
+	e2e-cluster e2e-cluster-kubewarden e2e-controlplane
 
 all: policy.wasm
 
@@ -261,3 +261,9 @@ e2e-cluster: policy.wasm cluster-bin kop-serve
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)"
+
+# The control plane's smoke test, and the API server stand-in
+# (e2e/apiserver.py) compared with kube-apiserver answer by answer.
+e2e-controlplane: cluster-bin
+	python3 e2e/test_controlplane.py
+	python3 e2e/standin_vs_apiserver.py

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_kwctl import case_files, compare  # noqa: E402
 from controlplane import ControlPlane  # noqa: E402
 from kubeapi import Api  # noqa: E402
+from policy_server import free_port, make_certificate  # noqa: E402
 from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
 from webhooks import load_cluster_admission_policies, render_policies_yml, render_webhook  # noqa: E402
 
@@ -55,25 +57,6 @@ STATIC_IP_WEBHOOK = "clusterwide-kube-ovn-static-ip.kubewarden.admission"
 SEED_MESSAGE = (
     "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
 )
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def make_certificate(folder):
-    cert, key = folder / "webhook.pem", folder / "webhook-key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=policy-server",
-            "-addext", "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True, capture_output=True,
-    )
-    return cert, key
 
 
 class WebhookServer:
@@ -111,8 +94,6 @@ class WebhookServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.binary} exited {self.proc.returncode}: see {self.log.name}")
             try:
-                import urllib.request
-
                 with urllib.request.urlopen(f"http://127.0.0.1:{ready}/readiness", timeout=2) as r:
                     if r.status == 200:
                         return self

@@ -261,7 +261,7 @@ impl Lookups {
 
     /// `list_resources_all` (`namespace` None) or `list_resources_by_namespace`:
     /// the watch cache's objects, once it has filled, in the `<Kind>List`
-    /// envelope. The wait ends at `deadline`, if any.
+    /// envelope, as JSON. The wait ends at `deadline`, if any.
     #[allow(clippy::too_many_arguments)]
     pub fn list(
         &self,
@@ -272,7 +272,7 @@ impl Lookups {
         field_selector: Option<&str>,
         field_masks: Option<&BTreeSet<String>>,
         deadline: Option<Instant>,
-    ) -> Result<Value, ListFailure> {
+    ) -> Result<Vec<u8>, ListFailure> {
         let resource = self
             .resource(api_version, kind)
             .map_err(ListFailure::Failed)?;
@@ -315,7 +315,12 @@ impl Lookups {
         if !cache.wait_filled(deadline) {
             return Err(ListFailure::TimedOut);
         }
-        Ok(cluster::list_envelope(api_version, kind, cache.objects()))
+        cache
+            .with_objects(|items| {
+                serde_json::to_vec(&cluster::list_envelope(api_version, kind, items))
+            })
+            .and_then(Result::ok)
+            .ok_or_else(|| ListFailure::Failed(HostError::plain("watch cache poisoned")))
     }
 }
 

@@ -12,6 +12,7 @@
 use crate::cluster;
 use crate::serve::kube::{ApiClient, ApiFailure};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,8 +34,9 @@ pub struct Watched {
     pub id: String,
 }
 
-/// The objects by (namespace, name), as kube-rs' store keys them.
-type Objects = HashMap<(String, String), Value>;
+/// The objects by (namespace, name), as kube-rs' store keys them, each kept
+/// as its JSON text (what every list answer copies).
+type Objects = HashMap<(String, String), Box<RawValue>>;
 
 #[derive(Default)]
 struct Store {
@@ -64,6 +66,7 @@ impl WatchCache {
         let name = format!("watch {}", watched.id);
         let spawned = std::thread::Builder::new()
             .name(name)
+            .stack_size(512 * 1024)
             .spawn(move || Self::run(&running, &api, &watched, on_filled));
         if let Err(e) = spawned {
             eprintln!("kop-serve: cannot start a watch cache thread: {e}");
@@ -105,12 +108,11 @@ impl WatchCache {
         }
     }
 
-    /// The objects, in the store's (hash) order.
-    pub fn objects(&self) -> Vec<Value> {
-        self.store
-            .lock()
-            .map(|s| s.objects.values().cloned().collect())
-            .unwrap_or_default()
+    /// `f` of the objects' JSON texts, in the store's (hash) order; the
+    /// store is locked meanwhile.
+    pub fn with_objects<R>(&self, f: impl FnOnce(Vec<&RawValue>) -> R) -> Option<R> {
+        let store = self.store.lock().ok()?;
+        Some(f(store.objects.values().map(AsRef::as_ref).collect()))
     }
 
     fn replace(&self, objects: Objects) {
@@ -128,7 +130,7 @@ impl WatchCache {
         self.filled.notify_all();
     }
 
-    fn apply(&self, key: (String, String), object: Option<Value>) {
+    fn apply(&self, key: (String, String), object: Option<Box<RawValue>>) {
         if let Ok(mut store) = self.store.lock() {
             match object {
                 Some(o) => store.objects.insert(key, o),
@@ -229,8 +231,7 @@ impl WatchCache {
                         return Follow::Relist;
                     }
                     *version = object_version;
-                    let kept = (kind != "DELETED")
-                        .then(|| cluster::cached_object(&object, watched.field_masks.as_deref()));
+                    let kept = (kind != "DELETED").then(|| keep(&object, watched));
                     self.apply(key_of(&object), kept);
                     backoff.reset();
                 }
@@ -296,6 +297,13 @@ fn log_failure(what: &str, watched: &Watched, failure: &ApiFailure) {
     );
 }
 
+/// An object as the cache keeps it: policy-evaluator's `modify_object`, as
+/// JSON text.
+fn keep(object: &Value, watched: &Watched) -> Box<RawValue> {
+    let kept = cluster::cached_object(object, watched.field_masks.as_deref());
+    serde_json::value::to_raw_value(&kept).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
 fn key_of(object: &Value) -> (String, String) {
     let text = |p: &str| {
         object
@@ -351,10 +359,7 @@ fn list(api: &ApiClient, watched: &Watched) -> Result<(Objects, String), ApiFail
             .into_iter()
             .flatten()
         {
-            objects.insert(
-                key_of(object),
-                cluster::cached_object(object, watched.field_masks.as_deref()),
-            );
+            objects.insert(key_of(object), keep(object, watched));
         }
         let meta = |k: &str| {
             page.pointer(&format!("/metadata/{k}"))
@@ -450,9 +455,19 @@ mod tests {
         url
     }
 
+    fn objects(cache: &WatchCache) -> Vec<Value> {
+        cache
+            .with_objects(|items| {
+                items
+                    .iter()
+                    .map(|i| serde_json::from_str(i.get()).unwrap())
+                    .collect()
+            })
+            .unwrap()
+    }
+
     fn names(cache: &WatchCache) -> Vec<String> {
-        let mut names: Vec<String> = cache
-            .objects()
+        let mut names: Vec<String> = objects(cache)
             .iter()
             .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
             .collect();
@@ -486,7 +501,7 @@ mod tests {
             ["x", "y"],
             "re-listed after 410 Gone, every page"
         );
-        let kept = &cache.objects()[0];
+        let kept = &objects(&cache)[0];
         assert_eq!(kept["metadata"]["managedFields"], json!([]));
         assert_eq!(kept["spec"], json!({"ipAddress": "10.0.0.1"}));
         let seen = seen.lock().unwrap().clone();

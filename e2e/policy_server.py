@@ -25,10 +25,11 @@ with the throwaway certificate (the kubeconfig carries it as
 `certificate-authority-data`) and makes it require the kubeconfig's bearer
 token.
 
-Besides the examples, a few checks of the server's own protocol, each one
-line like an example: an unknown policy id, a body that is not JSON, a
-policy in monitor mode (a copy of a deployed one, `policyMode: monitor`),
-and, for kop-serve only, a list the API server forbids (policy-server waits
+Besides the examples, checks of the server's own protocol, each one line
+like an example: an unknown policy id, a body that is not JSON, not labelled
+JSON, not an AdmissionReview, over 2 MiB, a GET; copies of the policy of the
+first example in monitor mode, without contextAwareResources, without
+hostCapabilities, with a custom rejection message; and, for kop-serve only, a list the API server forbids (policy-server waits
 for it without end; kop-serve until the policy's `timeoutEvalSeconds`, then
 answers as an evaluation that ran out of time).
 """
@@ -168,16 +169,19 @@ class PolicyServer:
 
     def post(self, pid, body, content_type="application/json", timeout=60):
         """POSTs raw bytes to /validate/<pid>: the HTTP status and the JSON answer."""
-        req = urllib.request.Request(
-            f"https://127.0.0.1:{self.port}/validate/{pid}",
-            data=body,
-            headers={"Content-Type": content_type},
-        )
+        status, answer = self.send("POST", f"/validate/{pid}", body, content_type, timeout)
+        return status, json.loads(answer or b"null")
+
+    def send(self, method, path, body=None, content_type=None, timeout=60):
+        """Any request: the HTTP status and the body."""
+        headers = {"Content-Type": content_type} if content_type else {}
+        req = urllib.request.Request(f"https://127.0.0.1:{self.port}{path}", data=body, method=method,
+                                     headers=headers)
         try:
             with urllib.request.urlopen(req, context=self.context, timeout=timeout) as r:
-                return r.status, json.loads(r.read())
+                return r.status, r.read()
         except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b"null")
+            return e.code, e.read()
 
     def stop(self):
         self.proc.terminate()
@@ -223,9 +227,11 @@ def kwctl_answer(kwctl, module, folder, request, settings, cluster):
 
 # What policy-server 1.36 answers, measured with it (kop-serve must answer the same).
 UNKNOWN_POLICY = "kop-e2e-no-such-policy"
-NOT_JSON_ANSWER = (400, {"message": "Failed to parse the request body as JSON: expected ident at line 1 column 2",
-                         "status": 400})
 MONITOR_POLICY = "kop-e2e-monitor"
+NO_GRANTS_POLICY = "kop-e2e-no-context-aware-resources"
+NO_CAPABILITIES_POLICY = "kop-e2e-no-host-capabilities"
+CUSTOM_MESSAGE_POLICY = "kop-e2e-custom-message"
+CUSTOM_MESSAGE = "kop-e2e: rejected"
 TIMEOUT_MESSAGE = "Policy execution interrupted because it exceeded the allowed execution time"
 
 
@@ -281,6 +287,9 @@ def main():
     if probe_pid is None or (probe.get("expect") or {}).get("allowed", True):
         sys.exit(f"the first example ({probe_name}) must be a denial by a policy of deploy/")
     policies[MONITOR_POLICY] = dict(policies[probe_pid], policyMode="monitor")
+    policies[NO_GRANTS_POLICY] = dict(policies[probe_pid], contextAwareResources=[])
+    policies[NO_CAPABILITIES_POLICY] = dict(policies[probe_pid], hostCapabilities=[])
+    policies[CUSTOM_MESSAGE_POLICY] = dict(policies[probe_pid], message=CUSTOM_MESSAGE)
 
     top = Path(tempfile.mkdtemp(prefix="kop-policy-server-"))
     cert, key = make_certificate(top)
@@ -339,24 +348,62 @@ def main():
         review = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                              "request": request}).encode()
         checks = []
+        expect = probe["expect"]
+        # (name, method, path, body, content type, HTTP status, JSON answer or None for no body)
+        exchanges = [
+            ("protocol-unknown-policy", "POST", f"/validate/{UNKNOWN_POLICY}", review, "application/json",
+             404, {"message": f"unknown policy: {UNKNOWN_POLICY}", "status": 404}),
+            ("protocol-not-json", "POST", f"/validate/{probe_pid}", b"not json", "application/json",
+             400, {"message": "Failed to parse the request body as JSON: expected ident at line 1 column 2",
+                   "status": 400}),
+            ("protocol-not-json-content-type", "POST", f"/validate/{probe_pid}", review, "text/plain",
+             415, {"message": "Expected request with `Content-Type: application/json`", "status": 415}),
+            ("protocol-not-an-admission-request", "POST", f"/validate/{probe_pid}", b'{"request": {"uid": "x"}}',
+             "application/json", 422,
+             {"message": "Failed to deserialize the JSON body into the target type: request: missing field `kind` "
+                         "at line 1 column 24", "status": 422}),
+            ("protocol-body-over-2-mib", "POST", f"/validate/{probe_pid}",
+             b'{"request": "' + b"x" * 2_200_000 + b'"}', "application/json",
+             413, {"message": "Failed to buffer the request body: length limit exceeded", "status": 413}),
+            ("protocol-get", "GET", f"/validate/{probe_pid}", None, None, 405, None),
+        ]
+        # (name, policy id, what the answer's status must be, given the probe's own)
+        decisions = [
+            (MONITOR_POLICY, lambda st: st is None),
+            (NO_GRANTS_POLICY, lambda st: st.get("code") == 400 and st.get("message", "").endswith(
+                "Host error: Policy has not been granted access to Kubernetes v1/Namespace resources. "
+                "The violation has been reported.")),
+            (NO_CAPABILITIES_POLICY, lambda st: st.get("code") == 400 and st.get("message", "").endswith(
+                "Host error: Policy has not been granted access to the 'kubernetes/list_resources_all' host "
+                "capability. The violation has been reported.")),
+            (CUSTOM_MESSAGE_POLICY, lambda st: st == {
+                "message": CUSTOM_MESSAGE, "code": expect["code"],
+                "details": {"causes": [{"reason": None, "message": expect["message"], "field": None}]}}),
+        ]
         server = start(folder, probe.get("cluster") or {}, probe.get("forbidden") or ())
         try:
-            status, answer = server.post(UNKNOWN_POLICY, review)
-            expected = (404, {"message": f"unknown policy: {UNKNOWN_POLICY}", "status": 404})
-            checks.append(("protocol-unknown-policy",
-                           [] if (status, answer) == expected else [f"{status} {answer!r}, expected {expected!r}"]))
-            status, answer = server.post(probe_pid, b"not json")
-            checks.append(("protocol-not-json", [] if (status, answer) == NOT_JSON_ANSWER
-                           else [f"{status} {answer!r}, expected {NOT_JSON_ANSWER!r}"]))
-            response, _ = server.review(MONITOR_POLICY, request)
-            problems = []
-            if response.get("uid") != request.get("uid") or response.get("allowed") is not True:
-                problems.append(f"uid/allowed {response.get('uid')!r}/{response.get('allowed')!r}")
-            if response.get("status") is not None or response.get("patch") is not None:
-                problems.append(f"status {response.get('status')!r}, patch {response.get('patch')!r}")
-            checks.append(("protocol-monitor-mode", problems))
-        except Exception as e:
-            checks.append(("protocol", [f"{type(e).__name__}: {e}"]))
+            for name, method, path, body, content_type, want_status, want in exchanges:
+                try:
+                    status, answer = server.send(method, path, body, content_type)
+                    got = json.loads(answer) if answer else None
+                    checks.append((name, [] if (status, got) == (want_status, want)
+                                   else [f"{status} {got!r}, expected {want_status} {want!r}"]))
+                except Exception as e:
+                    checks.append((name, [f"{type(e).__name__}: {e}"]))
+            for pid, status_ok in decisions:
+                name = "protocol-" + pid.removeprefix("kop-e2e-")
+                try:
+                    response, _ = server.review(pid, request)
+                    problems = []
+                    if response.get("uid") != request.get("uid"):
+                        problems.append(f"uid {response.get('uid')!r}")
+                    if response.get("allowed") is not (pid == MONITOR_POLICY) or response.get("patch") is not None:
+                        problems.append(f"allowed {response.get('allowed')!r}, patch {response.get('patch')!r}")
+                    if not status_ok(response.get("status") if pid == MONITOR_POLICY else response.get("status") or {}):
+                        problems.append(f"status {response.get('status')!r}")
+                    checks.append((name, problems))
+                except Exception as e:
+                    checks.append((name, [f"{type(e).__name__}: {e}"]))
         finally:
             server.stop()
         if kop_serve:

@@ -2,7 +2,7 @@
 //! `kubewarden/kubernetes/*` host calls over them.
 
 use crate::BoxError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// The kinds a conformance file's `cluster` may hold: key, apiVersion, kind,
@@ -413,14 +413,29 @@ fn str_at<'a>(object: &'a Value, path: &[&str]) -> &'a str {
 
 /// The answer to a list host call: policy-evaluator's `ObjectList` of the
 /// watch cache's objects (`list_resources_from_reflector`, client.rs), in
-/// whatever order they are given.
-pub fn list_envelope(api_version: &str, kind: &str, items: Vec<Value>) -> Value {
-    json!({
-        "apiVersion": api_version,
-        "kind": format!("{kind}List"),
-        "metadata": {},
-        "items": items,
-    })
+/// whatever order they are given: `{"apiVersion", "kind": "<Kind>List",
+/// "metadata": {}, "items"}`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListEnvelope<'a, T> {
+    api_version: &'a str,
+    kind: String,
+    metadata: Map<String, Value>,
+    items: Vec<T>,
+}
+
+/// The envelope of these items (objects, or their JSON text).
+pub fn list_envelope<'a, T: Serialize>(
+    api_version: &'a str,
+    kind: &str,
+    items: Vec<T>,
+) -> ListEnvelope<'a, T> {
+    ListEnvelope {
+        api_version,
+        kind: format!("{kind}List"),
+        metadata: Map::new(),
+        items,
+    }
 }
 
 /// policy-evaluator's error for a `get_resource` the API server answered

@@ -373,9 +373,9 @@ fn lookups(grants: &Grants) -> Result<&Lookups, String> {
     })
 }
 
-fn list_answer(evaluation: &Evaluation, answer: Result<Value, ListFailure>) -> CallResult {
+fn list_answer(evaluation: &Evaluation, answer: Result<Vec<u8>, ListFailure>) -> CallResult {
     match answer {
-        Ok(list) => Ok(serde_json::to_vec(&list)?),
+        Ok(list) => Ok(list),
         Err(ListFailure::Failed(e)) => Err(callback_failure(&e).into()),
         Err(ListFailure::TimedOut) => {
             evaluation.timed_out.store(true, Ordering::SeqCst);

@@ -289,6 +289,11 @@ impl ApiClient {
             .timeout_per_read(Some(Duration::from_secs(295)))
             .timeout_per_write(Some(Duration::from_secs(295)))
             .max_idle_connections_per_host(64)
+            // Every watch holds a connection: small buffers (the API server's
+            // headers are far below 16 KiB; bodies stream through them).
+            .max_response_header_size(16 * 1024)
+            .input_buffer_size(16 * 1024)
+            .output_buffer_size(16 * 1024)
             .tls_config(tls.build())
             .build();
         Ok(ApiClient {

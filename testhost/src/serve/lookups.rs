@@ -4,7 +4,8 @@
 //! its successes cached 5 s per (apiVersion, kind, name, namespace) behind one
 //! lock (`#[cached(time = 5, sync_writes = "default")]`), the field masks applied
 //! after; the lists from watch caches made on first use per (apiVersion, kind,
-//! namespace, label selector, field selector, field masks) and kept.
+//! namespace, label selector, field selector, field masks) and kept once
+//! filled.
 
 use crate::cluster;
 use crate::serve::kube::{ApiClient, HostError};
@@ -106,7 +107,8 @@ pub struct Lookups {
     api: Arc<ApiClient>,
     resources: RwLock<HashMap<(String, String), Resource>>,
     gets: Mutex<HashMap<String, (Instant, Value)>>,
-    caches: Mutex<HashMap<String, Arc<WatchCache>>>,
+    /// The watch caches that have filled, by `Reflector::compute_id`.
+    caches: Arc<Mutex<HashMap<String, Arc<WatchCache>>>>,
 }
 
 const GET_CACHE_TTL: Duration = Duration::from_secs(5);
@@ -118,7 +120,7 @@ impl Lookups {
             api: Arc::new(api),
             resources: RwLock::new(HashMap::new()),
             gets: Mutex::new(HashMap::new()),
-            caches: Mutex::new(HashMap::new()),
+            caches: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -259,7 +261,7 @@ impl Lookups {
 
     /// `list_resources_all` (`namespace` None) or `list_resources_by_namespace`:
     /// the watch cache's objects, once it has filled, in the `<Kind>List`
-    /// envelope. The wait ends at `deadline`, if any.
+    /// envelope, as JSON. The wait ends at `deadline`, if any.
     #[allow(clippy::too_many_arguments)]
     pub fn list(
         &self,
@@ -270,7 +272,7 @@ impl Lookups {
         field_selector: Option<&str>,
         field_masks: Option<&BTreeSet<String>>,
         deadline: Option<Instant>,
-    ) -> Result<Value, ListFailure> {
+    ) -> Result<Vec<u8>, ListFailure> {
         let resource = self
             .resource(api_version, kind)
             .map_err(ListFailure::Failed)?;
@@ -283,32 +285,42 @@ impl Lookups {
         let id = format!(
             "{api_version}|{kind}|{namespace:?}|{label_selector:?}|{field_selector:?}|{field_masks:?}"
         );
-        let cache = {
-            let mut caches = self
-                .caches
-                .lock()
-                .map_err(|_| ListFailure::Failed(HostError::plain("watch caches poisoned")))?;
-            caches
-                .entry(id.clone())
-                .or_insert_with(|| {
-                    eprintln!("kop-serve: creating new watch cache {id}");
-                    WatchCache::start(
-                        self.api.clone(),
-                        Watched {
-                            path: resource.path(namespace),
-                            label_selector: label_selector.map(String::from),
-                            field_selector: field_selector.map(String::from),
-                            field_masks: field_masks.map(|m| m.iter().cloned().collect()),
-                            id: id.clone(),
-                        },
-                    )
-                })
-                .clone()
+        // client.rs `get_reflector_reader`: a cache is kept once it has
+        // filled; until then every list that needs it starts another one
+        // (so a list that was forbidden starts afresh once RBAC allows it).
+        let filled = self.caches.lock().ok().and_then(|c| c.get(&id).cloned());
+        let cache = match filled {
+            Some(cache) => cache,
+            None => {
+                eprintln!("kop-serve: creating new watch cache {id}");
+                let caches = self.caches.clone();
+                let key = id.clone();
+                WatchCache::start(
+                    self.api.clone(),
+                    Watched {
+                        path: resource.path(namespace),
+                        label_selector: label_selector.map(String::from),
+                        field_selector: field_selector.map(String::from),
+                        field_masks: field_masks.map(|m| m.iter().cloned().collect()),
+                        id,
+                    },
+                    Box::new(move |cache| {
+                        if let Ok(mut caches) = caches.lock() {
+                            caches.insert(key, cache.clone());
+                        }
+                    }),
+                )
+            }
         };
         if !cache.wait_filled(deadline) {
             return Err(ListFailure::TimedOut);
         }
-        Ok(cluster::list_envelope(api_version, kind, cache.objects()))
+        cache
+            .with_objects(|items| {
+                serde_json::to_vec(&cluster::list_envelope(api_version, kind, items))
+            })
+            .and_then(Result::ok)
+            .ok_or_else(|| ListFailure::Failed(HostError::plain("watch cache poisoned")))
     }
 }
 

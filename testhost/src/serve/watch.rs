@@ -5,11 +5,14 @@
 //! retried after errors with kube-rs' default backoff (0.8 s doubling to
 //! 30 s), for the server's lifetime, on a thread of its own. A 403 on the
 //! LIST is retried like any error: the cache never fills, and whoever waits
-//! for it waits (kop-serve: until the evaluation's deadline).
+//! for it waits (policy-server: without end; kop-serve: until the
+//! evaluation's deadline, or past it while no LIST of the cache has failed,
+//! as a slow first LIST is waited for).
 
 use crate::cluster;
 use crate::serve::kube::{ApiClient, ApiFailure};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,14 +34,20 @@ pub struct Watched {
     pub id: String,
 }
 
-/// The objects by (namespace, name), as kube-rs' store keys them.
-type Objects = HashMap<(String, String), Value>;
+/// The objects by (namespace, name), as kube-rs' store keys them, each kept
+/// as its JSON text (what every list answer copies).
+type Objects = HashMap<(String, String), Box<RawValue>>;
 
 #[derive(Default)]
 struct Store {
     ready: bool,
+    /// LISTs that failed (the cache retries them).
+    failures: u64,
     objects: Objects,
 }
+
+/// Called once, when the cache first fills.
+pub type OnFilled = Box<dyn FnOnce(&Arc<WatchCache>) + Send>;
 
 /// The objects of one (kind, namespace, selectors, masks), kept current.
 pub struct WatchCache {
@@ -48,7 +57,7 @@ pub struct WatchCache {
 
 impl WatchCache {
     /// Starts the cache's thread; the first LIST begins at once.
-    pub fn start(api: Arc<ApiClient>, watched: Watched) -> Arc<Self> {
+    pub fn start(api: Arc<ApiClient>, watched: Watched, on_filled: OnFilled) -> Arc<Self> {
         let cache = Arc::new(WatchCache {
             store: Mutex::new(Store::default()),
             filled: Condvar::new(),
@@ -57,46 +66,53 @@ impl WatchCache {
         let name = format!("watch {}", watched.id);
         let spawned = std::thread::Builder::new()
             .name(name)
-            .spawn(move || running.run(&api, &watched));
+            .stack_size(512 * 1024)
+            .spawn(move || Self::run(&running, &api, &watched, on_filled));
         if let Err(e) = spawned {
             eprintln!("kop-serve: cannot start a watch cache thread: {e}");
         }
         cache
     }
 
-    /// Waits until the first LIST has filled the cache, at most until
-    /// `deadline`; whether it is filled.
+    /// Waits until the first LIST has filled the cache; whether it did. After
+    /// `deadline` the wait ends as soon as a LIST has failed (at once if one
+    /// already has): a LIST under way is waited for, as policy-server waits.
     pub fn wait_filled(&self, deadline: Option<Instant>) -> bool {
         let Ok(mut store) = self.store.lock() else {
             return false;
         };
-        while !store.ready {
-            store = match deadline {
+        loop {
+            if store.ready {
+                return true;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            store = match left {
+                Some(left) if left.is_zero() => {
+                    if store.failures > 0 {
+                        return false;
+                    }
+                    match self.filled.wait(store) {
+                        Ok(s) => s,
+                        Err(_) => return false,
+                    }
+                }
+                Some(left) => match self.filled.wait_timeout(store, left) {
+                    Ok((s, _)) => s,
+                    Err(_) => return false,
+                },
                 None => match self.filled.wait(store) {
                     Ok(s) => s,
                     Err(_) => return false,
                 },
-                Some(deadline) => {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return false;
-                    }
-                    match self.filled.wait_timeout(store, left) {
-                        Ok((s, _)) => s,
-                        Err(_) => return false,
-                    }
-                }
             };
         }
-        true
     }
 
-    /// The objects, in the store's (hash) order.
-    pub fn objects(&self) -> Vec<Value> {
-        self.store
-            .lock()
-            .map(|s| s.objects.values().cloned().collect())
-            .unwrap_or_default()
+    /// `f` of the objects' JSON texts, in the store's (hash) order; the
+    /// store is locked meanwhile.
+    pub fn with_objects<R>(&self, f: impl FnOnce(Vec<&RawValue>) -> R) -> Option<R> {
+        let store = self.store.lock().ok()?;
+        Some(f(store.objects.values().map(AsRef::as_ref).collect()))
     }
 
     fn replace(&self, objects: Objects) {
@@ -107,7 +123,14 @@ impl WatchCache {
         self.filled.notify_all();
     }
 
-    fn apply(&self, key: (String, String), object: Option<Value>) {
+    fn list_failed(&self) {
+        if let Ok(mut store) = self.store.lock() {
+            store.failures += 1;
+        }
+        self.filled.notify_all();
+    }
+
+    fn apply(&self, key: (String, String), object: Option<Box<RawValue>>) {
         if let Ok(mut store) = self.store.lock() {
             match object {
                 Some(o) => store.objects.insert(key, o),
@@ -116,7 +139,8 @@ impl WatchCache {
         }
     }
 
-    fn run(&self, api: &ApiClient, watched: &Watched) {
+    fn run(cache: &Arc<Self>, api: &ApiClient, watched: &Watched, on_filled: OnFilled) {
+        let mut on_filled = Some(on_filled);
         let mut backoff = Backoff::default();
         loop {
             // LIST, page by page; the store keeps its old objects until the
@@ -125,11 +149,15 @@ impl WatchCache {
                 Ok(listed) => listed,
                 Err(e) => {
                     log_failure("watch list error", watched, &e);
+                    cache.list_failed();
                     std::thread::sleep(backoff.next_delay());
                     continue;
                 }
             };
-            self.replace(objects);
+            cache.replace(objects);
+            if let Some(f) = on_filled.take() {
+                f(cache);
+            }
             backoff.reset();
             // WATCH from the list's version until the API server says it is
             // too old (410): then LIST again.
@@ -151,7 +179,7 @@ impl WatchCache {
                         continue;
                     }
                 };
-                match self.follow(stream, watched, &mut version, &mut backoff) {
+                match cache.follow(stream, watched, &mut version, &mut backoff) {
                     Follow::Ended => continue,
                     Follow::Relist => break,
                 }
@@ -203,8 +231,7 @@ impl WatchCache {
                         return Follow::Relist;
                     }
                     *version = object_version;
-                    let kept = (kind != "DELETED")
-                        .then(|| cluster::cached_object(&object, watched.field_masks.as_deref()));
+                    let kept = (kind != "DELETED").then(|| keep(&object, watched));
                     self.apply(key_of(&object), kept);
                     backoff.reset();
                 }
@@ -270,6 +297,13 @@ fn log_failure(what: &str, watched: &Watched, failure: &ApiFailure) {
     );
 }
 
+/// An object as the cache keeps it: policy-evaluator's `modify_object`, as
+/// JSON text.
+fn keep(object: &Value, watched: &Watched) -> Box<RawValue> {
+    let kept = cluster::cached_object(object, watched.field_masks.as_deref());
+    serde_json::value::to_raw_value(&kept).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
 fn key_of(object: &Value) -> (String, String) {
     let text = |p: &str| {
         object
@@ -325,10 +359,7 @@ fn list(api: &ApiClient, watched: &Watched) -> Result<(Objects, String), ApiFail
             .into_iter()
             .flatten()
         {
-            objects.insert(
-                key_of(object),
-                cluster::cached_object(object, watched.field_masks.as_deref()),
-            );
+            objects.insert(key_of(object), keep(object, watched));
         }
         let meta = |k: &str| {
             page.pointer(&format!("/metadata/{k}"))
@@ -424,9 +455,19 @@ mod tests {
         url
     }
 
+    fn objects(cache: &WatchCache) -> Vec<Value> {
+        cache
+            .with_objects(|items| {
+                items
+                    .iter()
+                    .map(|i| serde_json::from_str(i.get()).unwrap())
+                    .collect()
+            })
+            .unwrap()
+    }
+
     fn names(cache: &WatchCache) -> Vec<String> {
-        let mut names: Vec<String> = cache
-            .objects()
+        let mut names: Vec<String> = objects(cache)
             .iter()
             .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
             .collect();
@@ -448,6 +489,7 @@ mod tests {
                 field_masks: Some(vec!["spec.ipAddress".into()]),
                 id: "test".into(),
             },
+            Box::new(|_| {}),
         );
         assert!(cache.wait_filled(Some(Instant::now() + Duration::from_secs(10))));
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -459,7 +501,7 @@ mod tests {
             ["x", "y"],
             "re-listed after 410 Gone, every page"
         );
-        let kept = &cache.objects()[0];
+        let kept = &objects(&cache)[0];
         assert_eq!(kept["metadata"]["managedFields"], json!([]));
         assert_eq!(kept["spec"], json!({"ipAddress": "10.0.0.1"}));
         let seen = seen.lock().unwrap().clone();
@@ -489,10 +531,15 @@ mod tests {
                 field_masks: None,
                 id: "never".into(),
             },
+            Box::new(|_| panic!("never filled")),
         );
         let started = Instant::now();
         assert!(!cache.wait_filled(Some(started + Duration::from_millis(300))));
         assert!(started.elapsed() >= Duration::from_millis(300));
+        // Its LIST has failed already: past the deadline, no wait.
+        let again = Instant::now();
+        assert!(!cache.wait_filled(Some(again)));
+        assert!(again.elapsed() < Duration::from_millis(100));
     }
 
     #[test]

@@ -16,6 +16,11 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+/// How long past the evaluation's deadline a list whose cache cannot fill
+/// is waited for: longer than any webhook timeout (30 s at most), so that,
+/// as with policy-server, the API server never gets an answer.
+const NEVER_ANSWERED: Duration = Duration::from_secs(60);
+
 /// The SDK's `ListResourcesByNamespaceRequest`.
 #[derive(Debug, Deserialize)]
 pub struct ListByNamespace {
@@ -312,7 +317,12 @@ impl Lookups {
                 )
             }
         };
-        if !cache.wait_filled(deadline) {
+        // policy-server waits for a cache whose LIST keeps failing (a 403)
+        // without end: the evaluation's deadline cannot interrupt a host
+        // call, and the API server gives up first (a webhook waits 30 s at
+        // most). kop-serve waits that long past the deadline, then answers,
+        // so that its worker is not held for ever.
+        if !cache.wait_filled(deadline.map(|d| d + NEVER_ANSWERED)) {
             return Err(ListFailure::TimedOut);
         }
         cache

@@ -5,9 +5,9 @@
 //! retried after errors with kube-rs' default backoff (0.8 s doubling to
 //! 30 s), for the server's lifetime, on a thread of its own. A 403 on the
 //! LIST is retried like any error: the cache never fills, and whoever waits
-//! for it waits (policy-server: without end; kop-serve: until the
-//! evaluation's deadline, or past it while no LIST of the cache has failed,
-//! as a slow first LIST is waited for).
+//! for it waits (policy-server: without end; kop-serve: a minute past the
+//! evaluation's deadline, longer than any webhook timeout; a slow first LIST
+//! that has not failed is waited for as long as it takes).
 
 use crate::cluster;
 use crate::serve::kube::{ApiClient, ApiFailure};

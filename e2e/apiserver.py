@@ -748,9 +748,8 @@ class StandIn(ThreadingHTTPServer):
 
     @property
     def url(self):
-        return f"http://{self.address}"
         scheme = "https" if self.tls is not None else "http"
-        return f"{scheme}://127.0.0.1:{self.server_address[1]}"
+        return f"{scheme}://{self.address}"
 
     def start(self):
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)

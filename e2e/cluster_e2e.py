@@ -35,7 +35,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import yaml
@@ -44,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_kwctl import case_files, compare  # noqa: E402
 from controlplane import ControlPlane  # noqa: E402
 from kubeapi import Api  # noqa: E402
-from policy_server import free_port, make_certificate  # noqa: E402
+from policy_server import free_port, make_certificate, wait_ready  # noqa: E402
 from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
 from webhooks import load_cluster_admission_policies, render_policies_yml, render_webhook  # noqa: E402
 
@@ -89,17 +88,8 @@ class WebhookServer:
             ],
             stdout=self.log, stderr=subprocess.STDOUT, env=env,
         )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.binary} exited {self.proc.returncode}: see {self.log.name}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{ready}/readiness", timeout=2) as r:
-                    if r.status == 200:
-                        return self
-            except OSError:
-                time.sleep(0.2)
-        raise RuntimeError(f"{self.binary} not ready in 120 s")
+        wait_ready(self.proc, ready, lambda: Path(self.log.name).read_text()[-3000:])
+        return self
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

@@ -88,6 +88,22 @@ def route(request, rules):
     return None
 
 
+def wait_ready(proc, ready_port, tail, timeout=120):
+    """Until a policy-server (or kop-serve) answers its readiness probe; its log's tail if it exits or never does."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"policy-server exited {proc.returncode}: {tail()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ready_port}/readiness", timeout=1) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"policy-server not ready in {timeout} s: {tail()}")
+
+
 def make_certificate(folder):
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
@@ -142,18 +158,7 @@ class PolicyServer:
         self.context = ssl.create_default_context(cafile=str(cert))
 
     def wait_ready(self, timeout=120):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"policy-server exited {self.proc.returncode}: {self.tail()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.ready_port}/readiness", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"policy-server not ready in {timeout} s: {self.tail()}")
+        wait_ready(self.proc, self.ready_port, self.tail, timeout)
 
     def tail(self):
         self.log.flush()

@@ -88,14 +88,15 @@ def route(request, rules):
     return None
 
 
-def wait_ready(proc, ready_port, tail, timeout=120):
-    """Until a policy-server (or kop-serve) answers its readiness probe; its log's tail if it exits or never does."""
+def wait_ready(proc, ready_port, tail, timeout=120, host="127.0.0.1"):
+    """Until a policy-server (or kop-serve) answers its readiness probe (on
+    its --addr, `host`); its log's tail if it exits or never does."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"policy-server exited {proc.returncode}: {tail()}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ready_port}/readiness", timeout=1) as r:
+            with urllib.request.urlopen(f"http://{host}:{ready_port}/readiness", timeout=1) as r:
                 if r.status == 200:
                     return
         except OSError:

@@ -12,7 +12,7 @@
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
 #
-# Kubewarden's own programs, kwctl and policy-server, are in no package
+# Kubewarden's own programs (kwctl, policy-server, its controller) are in no package
 # registry; these run where they are on PATH (or in KUBEWARDEN_BIN=<dir>),
 # and elsewhere print one `SKIPPED: <test>: <program> not found` line:
 #   make conformance-kwctl  every case through the real `kwctl run`, against an
@@ -23,6 +23,8 @@
 #   make cluster-bin        kube-apiserver, kubectl, etcd from Go modules into target/cluster/bin
 #   make e2e-cluster        the policy judged by a real kube-apiserver, served by kop-serve
 #   make e2e-cluster-kubewarden   the same, served by the real policy-server
+#   make e2e-controller     Kubewarden's controller renders deploy/: its webhooks and
+#                           policies.yml against e2e/webhooks.py (needs kubewarden-controller)
 #   make e2e-unit           the e2e scripts' own tests (webhook rendering)
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make e2e-data           re-record test_data/ sessions with kwctl
@@ -40,7 +42,7 @@ SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.to
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
-	e2e-cluster e2e-cluster-kubewarden e2e-controlplane
+	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller
 
 all: policy.wasm
 
@@ -176,6 +178,8 @@ e2e-data:
 	$(call guard,$@,kwctl)
 e2e-cluster-kubewarden:
 	$(call guard,$@,kwctl policy-server)
+e2e-controller:
+	$(call guard,$@,kubewarden-controller)
 
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
@@ -262,6 +266,16 @@ e2e-cluster: policy.wasm cluster-bin kop-serve
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)"
+
+# Kubewarden's controller, out of cluster against the same control plane,
+# renders deploy/'s policies; its webhook configurations and policies.yml
+# are compared field by field with e2e/webhooks.py's (e2e/controller_e2e.py).
+# Where policy-server and kwctl are found too, policy-server serves the
+# controller's configuration to the API server through its webhooks.
+CONTROLLER_SERVES := $(and $(call found,kwctl),$(call found,policy-server))
+e2e-controller-run: cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm)
+	python3 e2e/controller_e2e.py --controller "$$(command -v kubewarden-controller)" \
+		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm)
 
 # The control plane's smoke test, and the API server stand-in
 # (e2e/apiserver.py) compared with kube-apiserver answer by answer.

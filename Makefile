@@ -12,8 +12,9 @@
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
 #
-# Kubewarden's own programs (kwctl, policy-server, its controller) are in no package
-# registry; these run where they are on PATH (or in KUBEWARDEN_BIN=<dir>),
+# Kubewarden's own programs (kwctl, policy-server, its controller and
+# audit-scanner) are in no package registry; these run where they are on
+# PATH (or in KUBEWARDEN_BIN=<dir>),
 # and elsewhere print one `SKIPPED: <test>: <program> not found` line:
 #   make conformance-kwctl  every case through the real `kwctl run`, against an
 #                           API server stand-in; then our host's answers vs kwctl's
@@ -25,6 +26,8 @@
 #   make e2e-cluster-kubewarden   the same, served by the real policy-server
 #   make e2e-controller     Kubewarden's controller renders deploy/: its webhooks and
 #                           policies.yml against e2e/webhooks.py (needs kubewarden-controller)
+#   make e2e-audit          audit-scanner's reports of pre-existing workloads (needs
+#                           audit-scanner, policy-server, kwctl)
 #   make e2e-unit           the e2e scripts' own tests (webhook rendering)
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #   make e2e-data           re-record test_data/ sessions with kwctl
@@ -42,7 +45,7 @@ SOURCES      := $(shell find src json/src -name '*.rs') Cargo.toml json/Cargo.to
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
-	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller
+	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit
 
 all: policy.wasm
 
@@ -180,6 +183,8 @@ e2e-cluster-kubewarden:
 	$(call guard,$@,kwctl policy-server)
 e2e-controller:
 	$(call guard,$@,kubewarden-controller)
+e2e-audit:
+	$(call guard,$@,audit-scanner policy-server kwctl)
 
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
@@ -276,6 +281,12 @@ CONTROLLER_SERVES := $(and $(call found,kwctl),$(call found,policy-server))
 e2e-controller-run: cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm)
 	python3 e2e/controller_e2e.py --controller "$$(command -v kubewarden-controller)" \
 		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm)
+
+# audit-scanner, run once against policy-server, reports the workloads that
+# conflicted before the policy was installed (e2e/audit_e2e.py).
+e2e-audit-run: annotated-policy.wasm cluster-bin
+	python3 e2e/audit_e2e.py annotated-policy.wasm --audit-scanner "$$(command -v audit-scanner)" \
+		--server "$$(command -v policy-server)"
 
 # The control plane's smoke test, and the API server stand-in
 # (e2e/apiserver.py) compared with kube-apiserver answer by answer.

@@ -8,8 +8,8 @@ others gave, its output passed through. A step that exits non-zero has
 failed; one that exits 0 after printing a line `SKIPPED: <test>: <why>`
 was skipped (a program it needs is not on this machine), not passed. The
 steps that need Kubewarden's own programs (kwctl, policy-server, the
-controller) are the only ones that may skip; everything else
-runs wherever `make test` runs.
+controller, audit-scanner) are the only ones that may skip; everything
+else runs wherever `make test` runs.
 
 The last line is `test: N passed, N failed, N skipped`; the exit status is
 1 when a step failed.
@@ -39,6 +39,7 @@ STEPS = [
     ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),
     ("e2e-cluster-kubewarden", "the same real kube-apiserver, the policy served by the real policy-server"),
     ("e2e-controller", "Kubewarden's controller renders deploy/: its webhooks and policies.yml equal webhooks.py's"),
+    ("e2e-audit", "audit-scanner reports pre-existing conflicting workloads, passes valid ones"),
 ]
 
 

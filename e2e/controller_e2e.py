@@ -616,6 +616,17 @@ class Suite:
         finalized = [n for n, p in stored.items() if p and FINALIZER in (p["metadata"].get("finalizers") or [])]
         self.check("every policy carries the controller's finalizer (its defaulting webhook ran)",
                    len(finalized) == len(self.policies), f"{len(finalized)} of {len(self.policies)}: {finalized}")
+        validated = set()
+        for line in (self.folder / "controller.log").read_text(errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if entry.get("msg") == "Validating ClusterAdmissionPolicy creation":
+                validated.add(entry.get("name"))
+        names = [p["metadata"]["name"] for p in self.policies]
+        self.check("the controller's validating webhook accepted every policy (its log)",
+                   set(names) <= validated, f"validated {sorted(validated)}")
 
     def wait_for_controller(self):
         """Until the controller has written every webhook configuration and

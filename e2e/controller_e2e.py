@@ -49,7 +49,10 @@ compares it between ReplicaSet and pods).
 Then, field by field: each ValidatingWebhookConfiguration (and the
 MutatingWebhookConfiguration of a mutating probe policy), as the API server
 returns it, against `render_webhook(policy, ca_bundle=<kubewarden-ca's
-ca.crt>, apiserver_defaults=True)`; each PolicyServer ConfigMap's
+ca.crt>, apiserver_defaults=True)`; each webhook as the controller sends
+it, before the API server's defaults (the bodies of its patches in the API
+server's audit log; see compare_as_sent), against `render_webhook` without
+them; each PolicyServer ConfigMap's
 `policies.yml`, byte for byte and entry by entry, against
 `dump_policies_yml(render_policies_yml(...))`. Two probe policies that are
 not deploy/'s, on the PolicyServer `default`, exercise what deploy/ does not

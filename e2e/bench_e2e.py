@@ -13,9 +13,20 @@ watch caches), a first touch of every subnet, the spread steady state
 (static-IP pods round robin over every subnet), and the policy-server's peak
 RSS. The stand-in runs in a process of its own. The last line:
 
-  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb=
+  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb= apiserver=
 
-for the static-IP pod (with logical_switch) at the highest concurrency.
+for the static-IP pod (with logical_switch) at the highest concurrency;
+`apiserver` names the API server the policy-server read (stand-in or
+kube-apiserver).
+
+`--apiserver kube-apiserver` serves the same generated objects from a real
+etcd + kube-apiserver instead (e2e/bench_kube_apiserver.py; `make
+cluster-bin` builds them): written through the API before the policy-server
+starts, read by the policy-server with a token of deploy/'s ServiceAccount,
+so deploy/rbac.yaml decides every lookup. The API server's own latency
+applies; the stand-in's injected one does not, and its flags
+(--delay-get-ms, --delay-list-ms) are refused. API requests are counted from
+the API server's audit log (the policy-server's ServiceAccount only).
 """
 
 import argparse
@@ -23,7 +34,6 @@ import http.client
 import ipaddress
 import json
 import shutil
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -34,6 +44,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from policy_server import ROOT, PolicyServer, load_policies, make_certificate  # noqa: E402
+
+STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
+DEFAULT_DELAY_MS = 2.0
 
 
 class Client:
@@ -81,6 +94,7 @@ class RemoteStandIn:
             raise RuntimeError(f"the stand-in did not start: {line!r}")
         self.url = line.split(" at ", 1)[1].split(";", 1)[0]
         self.stats = self
+        self.name = STAND_IN
 
     def start(self):
         return self
@@ -156,8 +170,15 @@ def main():
     parser.add_argument("--subnets", type=int, default=1_000)
     parser.add_argument("--requests", type=int, default=2_000, help="per request kind and concurrency")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
-    parser.add_argument("--delay-get-ms", type=float, default=2.0)
-    parser.add_argument("--delay-list-ms", type=float, default=2.0)
+    parser.add_argument("--apiserver", choices=[STAND_IN, KUBE_APISERVER], default=STAND_IN,
+                        help="what serves the generated cluster: the stand-in (default), or a real etcd + "
+                             "kube-apiserver from `make cluster-bin`, the objects written through its API")
+    parser.add_argument("--delay-get-ms", type=float, default=None,
+                        help=f"stand-in only: latency added to every GET (default {DEFAULT_DELAY_MS})")
+    parser.add_argument("--delay-list-ms", type=float, default=None,
+                        help=f"stand-in only: latency added to every LIST (default {DEFAULT_DELAY_MS})")
+    parser.add_argument("--load-connections", type=int, default=None,
+                        help="kube-apiserver only: connections writing the objects at once (default 16)")
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
     parser.add_argument("--touch-subnets", type=int, default=None,
                         help="first touch of this many subnets (default: all)")
@@ -166,6 +187,17 @@ def main():
     parser.add_argument("--policy-server", default="policy-server")
     parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
     args = parser.parse_args()
+    if args.apiserver == KUBE_APISERVER:
+        # What only the stand-in can do is refused, not ignored.
+        for flag in ("delay_get_ms", "delay_list_ms"):
+            if getattr(args, flag) is not None:
+                parser.error(f"--{flag.replace('_', '-')}: injected latency is the stand-in's; "
+                             "kube-apiserver answers at its own speed (drop the flag or use --apiserver stand-in)")
+    else:
+        if args.load_connections is not None:
+            parser.error("--load-connections: only --apiserver kube-apiserver loads objects through an API")
+        args.delay_get_ms = DEFAULT_DELAY_MS if args.delay_get_ms is None else args.delay_get_ms
+        args.delay_list_ms = DEFAULT_DELAY_MS if args.delay_list_ms is None else args.delay_list_ms
     if shutil.which(args.policy_server) is None:
         sys.exit(f"{args.policy_server}: not found")
 
@@ -176,12 +208,22 @@ def main():
     module = Path(args.policy).resolve()
     policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
     cert, key = make_certificate(top)
-    standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
-    server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin, workers=args.workers,
-                          backtrace=False)
-    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets; API latency {args.delay_get_ms} ms per GET, "
-          f"{args.delay_list_ms} ms per LIST; policy-server ready in {server.startup:.2f} s, "
-          f"{args.workers} workers")
+    if args.apiserver == KUBE_APISERVER:
+        from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
+        standin = KubeApiServer(top, cluster, connections=args.load_connections or 16,
+                                log=lambda line: print(f"bench-e2e: {line}", flush=True))
+        latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
+    else:
+        standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
+        latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
+    try:
+        server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin,
+                              workers=args.workers, backtrace=False)
+    except BaseException:
+        standin.stop()
+        raise
+    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets, served by the {standin.name}; {latency}; "
+          f"policy-server ready in {server.startup:.2f} s, {args.workers} workers", flush=True)
     failures = []
     try:
         by_name = {r["name"]: r for r in requests}
@@ -259,7 +301,8 @@ def main():
                 )
         rss = peak_rss_mb(server.proc.pid)
         stats = standin.stats.snapshot()
-        print(f"API server saw: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
+        seen = "API server saw" if standin.name == STAND_IN else "kube-apiserver's audit log: the policy-server made"
+        print(f"{seen}: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
               f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
         c = max(args.concurrency)
         floor = figures[("floor", c)][0]
@@ -269,7 +312,7 @@ def main():
         print(
             f"bench-e2e: ips={args.ips} subnets={args.subnets} floor_p50_ms={floor:.2f} p50_ms={p50:.2f} "
             f"p99_ms={p99:.2f} ratio={p50 / floor:.2f} api_requests_per_decision={per:.3f} "
-            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f}"
+            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f} apiserver={standin.name}"
         )
     finally:
         server.stop()

@@ -33,6 +33,7 @@ import argparse
 import http.client
 import ipaddress
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -102,6 +103,9 @@ class RemoteStandIn:
     def write_kubeconfig(self, path):
         shutil.copyfile(self.kubeconfig, path)
 
+    def processes(self):
+        return {"stand-in": self.proc.pid}
+
     def snapshot(self):
         with urllib.request.urlopen(self.url + "/standin/stats", timeout=30) as r:
             return json.loads(r.read())
@@ -154,6 +158,20 @@ def load(server, bodies, concurrency, count):
 def api_requests(standin):
     stats = standin.stats.snapshot()
     return stats.get("get", 0) + stats.get("list", 0) + stats.get("watch", 0)
+
+
+def cpu_seconds(processes):
+    """CPU time (user + system, s) each process has used so far, by name."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for name, pid in processes.items():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        used[name] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return used
+
+
+def cpu_used(before, after):
+    return ", ".join(f"{name} {after[name] - before[name]:.1f} s" for name in after)
 
 
 def peak_rss_mb(pid):
@@ -226,6 +244,8 @@ def main():
           f"policy-server ready in {server.startup:.2f} s, {args.workers} workers", flush=True)
     failures = []
     try:
+        processes = dict(standin.processes(), **{"policy-server": server.proc.pid})
+        cpu_start = cpu_seconds(processes)
         by_name = {r["name"]: r for r in requests}
         pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in requests}
 
@@ -278,7 +298,9 @@ def main():
 
             bodies = [in_subnet(j) for j in range(touch)]
             before = api_requests(standin)
+            cpu_before = cpu_seconds(processes)
             lat, wall, answers, errors = load(server, bodies, max(args.concurrency), touch)
+            cpu_touch = cpu_used(cpu_before, cpu_seconds(processes))
             failures += [f"first touch: {e}" for e in errors[:3]]
             check("pod-static-ip-free", answers)
             print(
@@ -287,6 +309,7 @@ def main():
                 f"{len(errors)} failed, {(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
                 f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
             )
+            print(f"CPU used in the first touch ({wall:.1f} s): {cpu_touch}")
             if args.spread_requests:
                 before = api_requests(standin)
                 lat, wall, answers, errors = load(server, bodies, max(args.concurrency), args.spread_requests)
@@ -304,6 +327,7 @@ def main():
         seen = "API server saw" if standin.name == STAND_IN else "kube-apiserver's audit log: the policy-server made"
         print(f"{seen}: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
               f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
+        print(f"CPU used since the policy-server was ready: {cpu_used(cpu_start, cpu_seconds(processes))}")
         c = max(args.concurrency)
         floor = figures[("floor", c)][0]
         p50, p99, per = figures[("pod-static-ip-free", c)]

@@ -20,7 +20,8 @@ watches open are those started and not yet ended. apiserver_request_total of
 /metrics would count the API server's own loopback requests too, and a watch
 only when it ends. The object has the stand-in's interface for bench_e2e.py
 and policy_server.PolicyServer: start(), write_kubeconfig(), stats.snapshot()
-(get, list, watch, watches_open, watches_peak), stop().
+(get, list, watch, watches_open, watches_peak), processes() (name: pid, for
+the CPU they use), stop().
 """
 
 import http.client
@@ -252,6 +253,9 @@ class KubeApiServer:
 
     def start(self):
         return self
+
+    def processes(self):
+        return {name: proc.pid for name, proc in self.cp.procs.items()}
 
     def write_kubeconfig(self, path):
         shutil.copyfile(self.kubeconfig, path)

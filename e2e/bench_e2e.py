@@ -226,19 +226,22 @@ def main():
     module = Path(args.policy).resolve()
     policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
     cert, key = make_certificate(top)
-    if args.apiserver == KUBE_APISERVER:
-        from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
-        standin = KubeApiServer(top, cluster, connections=args.load_connections or 16,
-                                log=lambda line: print(f"bench-e2e: {line}", flush=True))
-        latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
-    else:
-        standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
-        latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
+    standin = None
     try:
+        if args.apiserver == KUBE_APISERVER:
+            from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
+            standin = KubeApiServer(top, cluster, connections=args.load_connections or 16,
+                                    log=lambda line: print(f"bench-e2e: {line}", flush=True))
+            latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
+        else:
+            standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
+            latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
         server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin,
                               workers=args.workers, backtrace=False)
-    except BaseException:
-        standin.stop()
+    except BaseException:  # what started is stopped, and the folder removed
+        if standin is not None:
+            standin.stop()
+        shutil.rmtree(top, ignore_errors=True)
         raise
     print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets, served by the {standin.name}; {latency}; "
           f"policy-server ready in {server.startup:.2f} s, {args.workers} workers", flush=True)

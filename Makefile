@@ -30,6 +30,7 @@
 #                           audit-scanner, policy-server, kwctl)
 #   make e2e-unit           the e2e scripts' own tests (webhook rendering)
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
+#                           (BENCH_E2E_APISERVER=kube-apiserver: a real API server, not the stand-in)
 #   make e2e-data           re-record test_data/ sessions with kwctl
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
@@ -213,11 +214,13 @@ e2e-kop-serve: policy.wasm
 		--kop-run target/host/kop-run --standin-tls
 
 # Admission latency through a real policy-server over TLS, against the
-# stand-in with API latency (e2e/bench_e2e.py; flags there).
+# stand-in with API latency, or (BENCH_E2E_APISERVER=kube-apiserver) a real
+# etcd + kube-apiserver holding the same objects (e2e/bench_e2e.py; flags there).
 BENCH_E2E_FLAGS ?= --ips 10000 --subnets 1000
-bench-e2e-run: annotated-policy.wasm
+BENCH_E2E_APISERVER ?= stand-in
+bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_APISERVER)),cluster-bin)
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
-	python3 e2e/bench_e2e.py annotated-policy.wasm $(BENCH_E2E_FLAGS)
+	python3 e2e/bench_e2e.py annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) $(BENCH_E2E_FLAGS)
 
 e2e-data-run: annotated-policy.wasm
 	scripts/e2e-data.sh

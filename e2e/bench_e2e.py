@@ -13,17 +13,28 @@ watch caches), a first touch of every subnet, the spread steady state
 (static-IP pods round robin over every subnet), and the policy-server's peak
 RSS. The stand-in runs in a process of its own. The last line:
 
-  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb=
+  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb= apiserver=
 
-for the static-IP pod (with logical_switch) at the highest concurrency.
+for the static-IP pod (with logical_switch) at the highest concurrency;
+`apiserver` names the API server the policy-server read (stand-in or
+kube-apiserver).
+
+`--apiserver kube-apiserver` serves the same generated objects from a real
+etcd + kube-apiserver instead (e2e/bench_kube_apiserver.py; `make
+cluster-bin` builds them): written through the API before the policy-server
+starts, read by the policy-server with a token of deploy/'s ServiceAccount,
+so deploy/rbac.yaml decides every lookup. The API server's own latency
+applies; the stand-in's injected one does not, and its flags
+(--delay-get-ms, --delay-list-ms) are refused. API requests are counted from
+the API server's audit log (the policy-server's ServiceAccount only).
 """
 
 import argparse
 import http.client
 import ipaddress
 import json
+import os
 import shutil
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -34,6 +45,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from policy_server import ROOT, PolicyServer, load_policies, make_certificate  # noqa: E402
+
+STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
+DEFAULT_DELAY_MS = 2.0
 
 
 class Client:
@@ -81,12 +95,16 @@ class RemoteStandIn:
             raise RuntimeError(f"the stand-in did not start: {line!r}")
         self.url = line.split(" at ", 1)[1].split(";", 1)[0]
         self.stats = self
+        self.name = STAND_IN
 
     def start(self):
         return self
 
     def write_kubeconfig(self, path):
         shutil.copyfile(self.kubeconfig, path)
+
+    def processes(self):
+        return {"stand-in": self.proc.pid}
 
     def snapshot(self):
         with urllib.request.urlopen(self.url + "/standin/stats", timeout=30) as r:
@@ -142,6 +160,20 @@ def api_requests(standin):
     return stats.get("get", 0) + stats.get("list", 0) + stats.get("watch", 0)
 
 
+def cpu_seconds(processes):
+    """CPU time (user + system, s) each process has used so far, by name."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {}
+    for name, pid in processes.items():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        used[name] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return used
+
+
+def cpu_used(before, after):
+    return ", ".join(f"{name} {after[name] - before[name]:.1f} s" for name in after)
+
+
 def peak_rss_mb(pid):
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -156,8 +188,15 @@ def main():
     parser.add_argument("--subnets", type=int, default=1_000)
     parser.add_argument("--requests", type=int, default=2_000, help="per request kind and concurrency")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
-    parser.add_argument("--delay-get-ms", type=float, default=2.0)
-    parser.add_argument("--delay-list-ms", type=float, default=2.0)
+    parser.add_argument("--apiserver", choices=[STAND_IN, KUBE_APISERVER], default=STAND_IN,
+                        help="what serves the generated cluster: the stand-in (default), or a real etcd + "
+                             "kube-apiserver from `make cluster-bin`, the objects written through its API")
+    parser.add_argument("--delay-get-ms", type=float, default=None,
+                        help=f"stand-in only: latency added to every GET (default {DEFAULT_DELAY_MS})")
+    parser.add_argument("--delay-list-ms", type=float, default=None,
+                        help=f"stand-in only: latency added to every LIST (default {DEFAULT_DELAY_MS})")
+    parser.add_argument("--load-connections", type=int, default=None,
+                        help="kube-apiserver only: connections writing the objects at once (default 16)")
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
     parser.add_argument("--touch-subnets", type=int, default=None,
                         help="first touch of this many subnets (default: all)")
@@ -166,6 +205,17 @@ def main():
     parser.add_argument("--policy-server", default="policy-server")
     parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
     args = parser.parse_args()
+    if args.apiserver == KUBE_APISERVER:
+        # What only the stand-in can do is refused, not ignored.
+        for flag in ("delay_get_ms", "delay_list_ms"):
+            if getattr(args, flag) is not None:
+                parser.error(f"--{flag.replace('_', '-')}: injected latency is the stand-in's; "
+                             "kube-apiserver answers at its own speed (drop the flag or use --apiserver stand-in)")
+    else:
+        if args.load_connections is not None:
+            parser.error("--load-connections: only --apiserver kube-apiserver loads objects through an API")
+        args.delay_get_ms = DEFAULT_DELAY_MS if args.delay_get_ms is None else args.delay_get_ms
+        args.delay_list_ms = DEFAULT_DELAY_MS if args.delay_list_ms is None else args.delay_list_ms
     if shutil.which(args.policy_server) is None:
         sys.exit(f"{args.policy_server}: not found")
 
@@ -176,14 +226,29 @@ def main():
     module = Path(args.policy).resolve()
     policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
     cert, key = make_certificate(top)
-    standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
-    server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin, workers=args.workers,
-                          backtrace=False)
-    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets; API latency {args.delay_get_ms} ms per GET, "
-          f"{args.delay_list_ms} ms per LIST; policy-server ready in {server.startup:.2f} s, "
-          f"{args.workers} workers")
+    standin = None
+    try:
+        if args.apiserver == KUBE_APISERVER:
+            from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
+            standin = KubeApiServer(top, cluster, connections=args.load_connections or 16,
+                                    log=lambda line: print(f"bench-e2e: {line}", flush=True))
+            latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
+        else:
+            standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
+            latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
+        server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin,
+                              workers=args.workers, backtrace=False)
+    except BaseException:  # what started is stopped, and the folder removed
+        if standin is not None:
+            standin.stop()
+        shutil.rmtree(top, ignore_errors=True)
+        raise
+    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets, served by the {standin.name}; {latency}; "
+          f"policy-server ready in {server.startup:.2f} s, {args.workers} workers", flush=True)
     failures = []
     try:
+        processes = dict(standin.processes(), **{"policy-server": server.proc.pid})
+        cpu_start = cpu_seconds(processes)
         by_name = {r["name"]: r for r in requests}
         pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in requests}
 
@@ -236,7 +301,9 @@ def main():
 
             bodies = [in_subnet(j) for j in range(touch)]
             before = api_requests(standin)
+            cpu_before = cpu_seconds(processes)
             lat, wall, answers, errors = load(server, bodies, max(args.concurrency), touch)
+            cpu_touch = cpu_used(cpu_before, cpu_seconds(processes))
             failures += [f"first touch: {e}" for e in errors[:3]]
             check("pod-static-ip-free", answers)
             print(
@@ -245,6 +312,7 @@ def main():
                 f"{len(errors)} failed, {(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
                 f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
             )
+            print(f"CPU used in the first touch ({wall:.1f} s): {cpu_touch}")
             if args.spread_requests:
                 before = api_requests(standin)
                 lat, wall, answers, errors = load(server, bodies, max(args.concurrency), args.spread_requests)
@@ -259,8 +327,10 @@ def main():
                 )
         rss = peak_rss_mb(server.proc.pid)
         stats = standin.stats.snapshot()
-        print(f"API server saw: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
+        seen = "API server saw" if standin.name == STAND_IN else "kube-apiserver's audit log: the policy-server made"
+        print(f"{seen}: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
               f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
+        print(f"CPU used since the policy-server was ready: {cpu_used(cpu_start, cpu_seconds(processes))}")
         c = max(args.concurrency)
         floor = figures[("floor", c)][0]
         p50, p99, per = figures[("pod-static-ip-free", c)]
@@ -269,7 +339,7 @@ def main():
         print(
             f"bench-e2e: ips={args.ips} subnets={args.subnets} floor_p50_ms={floor:.2f} p50_ms={p50:.2f} "
             f"p99_ms={p99:.2f} ratio={p50 / floor:.2f} api_requests_per_decision={per:.3f} "
-            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f}"
+            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f} apiserver={standin.name}"
         )
     finally:
         server.stop()

@@ -58,14 +58,14 @@ pub fn validate_settings(payload: &[u8]) -> CallResult {
 /// Decides one ValidationRequest against a view of the cluster: admitted
 /// with its warnings, or denied.
 pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
-    let envelope: ValidationRequest<'_> = json::from_slice(payload)
+    let envelope: ValidationRequest<'_> = k8s::decode::from_slice(payload)
         .map_err(|e| Denial::bad_request(format!("cannot decode the validation request: {e}")))?;
     let Some(request) = envelope.request else {
         return Err(Denial::bad_request(
             "cannot decode the validation request: missing field `request`",
         ));
     };
-    let settings = Settings::from_json(envelope.settings.map_or("", |raw| raw.0).as_bytes())
+    let settings = Settings::from_json(envelope.settings.map_or("", |raw| raw.get()).as_bytes())
         .map_err(Denial::bad_request)?;
     dispatch(&request, &settings, cluster)
 }

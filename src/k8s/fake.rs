@@ -2,15 +2,17 @@
 //! build its objects with `serde_json::json!`.
 
 use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
+use crate::k8s::decode;
+use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
-    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IptablesEip, IptablesRule, Kind, Namespace, Service,
-    Subnet, Vpc, VpcReferrer,
+    ConfigMap, Ip, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
-use json::Decode;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
-pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, json::Error> {
-    json::from_str(&value.to_string())
+pub fn from_value<T: for<'a> serde::Deserialize<'a>>(
+    value: serde_json::Value,
+) -> Result<T, decode::Error> {
+    decode::from_str(&value.to_string())
 }
 
 /// A Subnet with a name and `spec.cidrBlock`, as the checks' tests need it.
@@ -44,9 +46,9 @@ pub struct FakeCluster {
     /// IptablesEIPs.
     pub eips: Vec<IptablesEip>,
     /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
-    pub labelled_objects: Vec<(Kind, Labels, IptablesRule)>,
+    pub labelled_objects: Vec<(&'static ApiResource, Labels, IptablesRule)>,
     /// Other objects that exist, by kind and name.
-    pub existing: Vec<(Kind, String)>,
+    pub existing: Vec<(&'static ApiResource, String)>,
     /// When set, every lookup fails with this text.
     pub fail: Option<String>,
 }
@@ -74,10 +76,10 @@ impl Cluster for FakeCluster {
             |e| Err(LookupError(e)),
         )
     }
-    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
+    fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
         self.fail.clone().map_or(
             Ok(
-                (kind == Kind::of::<IpPool>() && self.ippools.iter().any(|p| p == name))
+                (*kind == kinds::IPPOOL && self.ippools.iter().any(|p| p == name))
                     || self.existing.iter().any(|(k, n)| *k == kind && n == name),
             ),
             |e| Err(LookupError(e)),
@@ -108,14 +110,14 @@ impl Cluster for FakeCluster {
         labels: &[(&str, &str)],
     ) -> Result<Vec<IptablesRule>, LookupError> {
         Ok(self
-            .matching(IPTABLES_DNAT_RULE, labels)?
+            .matching(&kinds::IPTABLES_DNAT_RULE, labels)?
             .into_iter()
             .cloned()
             .collect())
     }
     fn labelled(
         &self,
-        kind: Kind,
+        kind: &ApiResource,
         labels: &[(&str, &str)],
         _: &[&str],
     ) -> Result<Vec<String>, LookupError> {
@@ -155,7 +157,7 @@ impl Cluster for FakeCluster {
 impl FakeCluster {
     fn matching(
         &self,
-        kind: Kind,
+        kind: &ApiResource,
         labels: &[(&str, &str)],
     ) -> Result<Vec<&IptablesRule>, LookupError> {
         if let Some(e) = &self.fail {

@@ -8,7 +8,7 @@ use crate::admission::{Operation, Request};
 use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
-use crate::k8s::names::not_found;
+use crate::k8s::kinds;
 use crate::k8s::objects::{OvnEip, OvnRule};
 use crate::upstream::go_strconv::go_quote;
 
@@ -132,7 +132,7 @@ fn eip_exists(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
     if cluster.exists(OvnNatKind::eip_kind(), name)? {
         Ok(())
     } else {
-        Err(bad(not_found::<OvnEip>(name)))
+        Err(bad(kinds::OVN_EIP.not_found(name)))
     }
 }
 

@@ -1,6 +1,7 @@
 //! Who an address belongs to: the name upstream compares with an IP CR's
 //! `spec.podName`, and (I3) the workload whose pods may hold pool addresses.
 
+use crate::k8s::objects::OwnerReference;
 use std::fmt;
 
 /// A workload kind whose pods Kube-OVN gives static addresses from its template.
@@ -88,21 +89,6 @@ fn is_template_hash(s: &str) -> bool {
     (1..=10).contains(&s.len())
         && s.bytes()
             .all(|b| matches!(b, b'4'..=b'9' | b'b' | b'c' | b'd' | b'f'))
-}
-
-json::json_struct! {
-    /// An object's `metadata.ownerReferences` entry, the fields read.
-    #[derive(Clone, Debug, Default, PartialEq, Eq)]
-    pub struct OwnerReference {
-        /// `apiVersion`
-        pub api_version: String = "apiVersion",
-        /// `kind`
-        pub kind: String = "kind",
-        /// `name`
-        pub name: String = "name",
-        /// `controller`
-        pub controller: bool = "controller",
-    }
 }
 
 /// The name upstream compares with `spec.podName`: the pod's own, or, for a

@@ -5,91 +5,30 @@
 use crate::admission::denial::Denial;
 use crate::admission::{self, Operation, decode};
 use crate::checks::static_ip::owner::{
-    OwnerReference, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
+    Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
 use crate::checks::static_ip::{self, Request, Subject};
 use crate::k8s::cluster::Cluster;
-use json::{self, Decode, Raw, Reader};
+use crate::k8s::decode::Raw;
+use crate::k8s::objects::{Pod, Replicas, WorkloadObject};
 use std::collections::BTreeMap;
 
-json::json_struct! {
-    /// The metadata of a Pod, a workload or a pod template.
-    #[derive(Debug, Default)]
-    struct Metadata {
-        name: String = "name",
-        namespace: String = "namespace",
-        annotations: BTreeMap<String, String> = "annotations",
-        owner_references: Vec<OwnerReference> = "ownerReferences",
-    }
-}
-
-json::json_struct! {
-    #[derive(Debug, Default)]
-    struct Pod {
-        metadata: Metadata = "metadata",
-    }
-}
-
-json::json_struct! {
-    /// Deployment, StatefulSet, DaemonSet and Job keep the template at
-    /// `spec.template`; CronJob at `spec.jobTemplate.spec.template`.
-    #[derive(Debug, Default)]
-    struct WorkloadSpec {
-        template: Pod = "template",
-        job_template: JobTemplate = "jobTemplate",
-        replicas: Replicas = "replicas",
-    }
-}
-
-/// `spec.replicas`, read only to warn (I13): absent or `null` is Kubernetes'
-/// default, 1; anything but a whole number is the API server's to refuse,
-/// so it is `None` here and never fails the decoding.
-#[derive(Debug)]
-struct Replicas(Option<i64>);
-
-impl Default for Replicas {
-    fn default() -> Self {
-        Replicas(Some(1))
-    }
-}
-
-impl<'a> Decode<'a> for Replicas {
-    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
-        if reader.null()? {
-            return Ok(Replicas::default());
+/// Where a workload of that kind keeps its pod template's annotations.
+fn template_annotations(
+    workload: &WorkloadObject,
+    kind: WorkloadKind,
+) -> &BTreeMap<String, String> {
+    match kind {
+        WorkloadKind::CronJob => {
+            &workload
+                .spec
+                .job_template
+                .spec
+                .template
+                .metadata
+                .annotations
         }
-        Ok(Replicas(reader.raw()?.parse().ok()))
-    }
-}
-
-json::json_struct! {
-    #[derive(Debug, Default)]
-    struct JobTemplate {
-        spec: JobSpec = "spec",
-    }
-}
-
-json::json_struct! {
-    #[derive(Debug, Default)]
-    struct JobSpec {
-        template: Pod = "template",
-    }
-}
-
-json::json_struct! {
-    #[derive(Debug, Default)]
-    struct WorkloadObject {
-        metadata: Metadata = "metadata",
-        spec: WorkloadSpec = "spec",
-    }
-}
-
-impl WorkloadObject {
-    fn template_annotations(&self, kind: WorkloadKind) -> &BTreeMap<String, String> {
-        match kind {
-            WorkloadKind::CronJob => &self.spec.job_template.spec.template.metadata.annotations,
-            _ => &self.spec.template.metadata.annotations,
-        }
+        _ => &workload.spec.template.metadata.annotations,
     }
 }
 
@@ -166,10 +105,10 @@ fn validate_workload(
 ) -> Result<Vec<String>, Denial> {
     let kind_name = kind.to_string();
     let workload: WorkloadObject = decode(&kind_name, object)?;
-    let annotations = workload.template_annotations(kind);
+    let annotations = template_annotations(&workload, kind);
     if let Some(old) = old_object {
         let unchanged = decode::<WorkloadObject>(&kind_name, Some(old)).is_ok_and(|old| {
-            static_ip_annotations(old.template_annotations(kind))
+            static_ip_annotations(template_annotations(&old, kind))
                 == static_ip_annotations(annotations)
         });
         if unchanged {

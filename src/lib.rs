@@ -15,7 +15,7 @@ pub mod upstream;
 use admission::denial::Denial;
 use admission::{Request, ValidationRequest, Verdict};
 use checks::nat::{gateway, iptables, ovn};
-use checks::static_ip::workloads;
+use checks::static_ip;
 use checks::{ip, subnet, vip, vpc};
 use k8s::cluster::{Cluster, HostCluster, OvnNatKind};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
@@ -73,9 +73,9 @@ pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
 /// Each kind to the module that admits it; any other kind is admitted.
 fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
     let admitted = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
-        ("", "Pod") => workloads::admit_pod(request, cluster),
+        ("", "Pod") => static_ip::admit_pod(request, cluster),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet") | ("batch", "Job" | "CronJob") => {
-            return workloads::admit(request, cluster);
+            return static_ip::admit_workload(request, cluster);
         }
         ("kubeovn.io", "Subnet") => subnet::admit(request, settings, cluster),
         ("kubeovn.io", "Vpc") => vpc::admit(request, cluster),

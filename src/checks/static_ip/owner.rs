@@ -1,8 +1,38 @@
-//! Who an address belongs to: the name upstream compares with an IP CR's
-//! `spec.podName`, and (I3) the workload whose pods may hold pool addresses.
+//! Who claims an address: the claim itself, the name upstream compares with
+//! an IP CR's `spec.podName`, and (I3) the workload whose pods may hold pool
+//! addresses.
 
 use crate::k8s::objects::OwnerReference;
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// What is being admitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A Pod, with the workload that controls it, if any (I3).
+    Pod {
+        /// The controlling workload, from the controller ownerReference.
+        controller: Option<Workload>,
+        /// Set when kube-ovn-controller allocates it as a StatefulSet's (I13).
+        statefulset: Option<StatefulSetPod>,
+    },
+    /// A workload, checked through its pod template.
+    Workload(Workload),
+}
+
+/// A claim to static addresses: the annotations of a pod or of a
+/// workload's pod template, and whose they are.
+#[derive(Clone, Debug)]
+pub struct Claim<'a> {
+    /// The pod's (or pod template's) annotations.
+    pub annotations: &'a BTreeMap<String, String>,
+    /// The request's namespace.
+    pub namespace: &'a str,
+    /// The name upstream compares with `spec.podName`: pod, VM or workload name.
+    pub owner_name: &'a str,
+    /// Pod or workload.
+    pub subject: Subject,
+}
 
 /// A workload kind whose pods Kube-OVN gives static addresses from its template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -109,7 +109,7 @@ pub fn decode<'a, T: Deserialize<'a>>(kind: &str, object: Option<Raw<'a>>) -> Re
 
 impl From<LookupError> for Denial {
     fn from(e: LookupError) -> Self {
-        Denial::bad_request(e.0)
+        Denial::bad_request(e.to_string())
     }
 }
 

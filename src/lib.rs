@@ -17,7 +17,7 @@ use admission::{Request, ValidationRequest, Verdict};
 use checks::nat::{gateway, iptables, ovn};
 use checks::static_ip;
 use checks::{ip, subnet, vip, vpc};
-use k8s::cluster::{Cluster, HostCluster, OvnNatKind};
+use k8s::cluster::{Cluster, HostCluster};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;
 use wapc_guest::{CallResult, register_function};
@@ -87,9 +87,9 @@ fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -
         ("kubeovn.io", "IptablesSnatRule") => iptables::admit_snat(request, cluster),
         ("kubeovn.io", "IptablesFIPRule") => iptables::admit_fip(request, cluster),
         ("kubeovn.io", "OvnEip") => ovn::admit_eip(request, cluster),
-        ("kubeovn.io", "OvnDnatRule") => ovn::admit_rule(OvnNatKind::DnatRule, request, cluster),
-        ("kubeovn.io", "OvnSnatRule") => ovn::admit_rule(OvnNatKind::SnatRule, request, cluster),
-        ("kubeovn.io", "OvnFip") => ovn::admit_rule(OvnNatKind::Fip, request, cluster),
+        ("kubeovn.io", "OvnDnatRule") => ovn::admit_dnat(request, cluster),
+        ("kubeovn.io", "OvnSnatRule") => ovn::admit_snat(request, cluster),
+        ("kubeovn.io", "OvnFip") => ovn::admit_fip(request, cluster),
         _ => Ok(()),
     };
     admitted.map(|()| Vec::new())

@@ -30,7 +30,7 @@ pub fn check(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), String> {
     }
     let subnet = cluster
         .subnet(claim.subnet)
-        .map_err(|e| e.0)?
+        .map_err(|e| e.to_string())?
         .ok_or_else(|| kinds::SUBNET.not_found(claim.subnet))?;
     let cidr = subnet.spec.cidr_block.as_str();
     let name = subnet.metadata.name.as_str();
@@ -91,7 +91,7 @@ pub fn check_eip(
     };
     let subnet = cluster
         .subnet(external)
-        .map_err(|e| e.0)?
+        .map_err(|e| e.to_string())?
         .ok_or_else(|| kinds::SUBNET.not_found(external))?;
     let cidr = subnet.spec.cidr_block.as_str();
     let shown = match style {

@@ -30,9 +30,65 @@ use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
 
-/// A lookup that failed: what could not be read, and why.
+/// A lookup that failed: what could not be read, and why. It reads
+/// `cannot list kubeovn.io/v1 IP: <why>` or
+/// `cannot get v1 Namespace "default": <why>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LookupError(pub String);
+pub struct LookupError {
+    /// `list kubeovn.io/v1 IP`, `get v1 Namespace "default"`; `None` for a
+    /// failure that says all there is to say (the test fake's).
+    pub what: Option<String>,
+    /// Why it failed.
+    pub why: String,
+}
+
+impl LookupError {
+    /// A list of a kind failed.
+    pub fn list(kind: &ApiResource, why: impl Into<String>) -> Self {
+        LookupError {
+            what: Some(format!("list {} {}", kind.api_version, kind.kind)),
+            why: why.into(),
+        }
+    }
+
+    /// The lookup of one object failed (`namespace` is `None` for a
+    /// cluster-scoped kind).
+    pub fn get(
+        kind: &ApiResource,
+        name: &str,
+        namespace: Option<&str>,
+        why: impl Into<String>,
+    ) -> Self {
+        let shown = match namespace {
+            Some(ns) => format!("{ns}/{name}"),
+            None => name.to_string(),
+        };
+        LookupError {
+            what: Some(format!("get {} {} {shown:?}", kind.api_version, kind.kind)),
+            why: why.into(),
+        }
+    }
+
+    /// A lookup that failed with this text and nothing more.
+    pub fn failed(why: impl Into<String>) -> Self {
+        LookupError {
+            what: None,
+            why: why.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for LookupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.what {
+            Some(what) => write!(f, "cannot {what}: {}", self.why),
+            None => f.write_str(&self.why),
+        }
+    }
+}
+
+/// The answer of a lookup.
+type Lookup<T> = Result<T, LookupError>;
 
 /// What the checks may ask of the cluster.
 pub trait Cluster {
@@ -42,7 +98,7 @@ pub trait Cluster {
     /// Every `kubeovn.io/v1` Subnet.
     fn subnets(&self) -> Result<&[Subnet], LookupError>;
     /// The Namespace of that name, `None` when it does not exist.
-    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError>;
+    fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError>;
     /// Whether the `kubeovn.io/v1` IPPool of that name exists.
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
         self.exists(&kinds::IPPOOL, name)
@@ -182,7 +238,8 @@ pub struct HostCluster<H: Host = Wapc> {
     host: H,
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
-    namespace: OnceCell<Result<Option<Namespace>, LookupError>>,
+    /// Namespaces by name, as looked up.
+    namespaces: RefCell<Vec<(String, Lookup<Option<Namespace>>)>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
     unlabelled_ips: RefCell<Option<Vec<u8>>>,
 }
@@ -207,7 +264,7 @@ impl<H: Host> HostCluster<H> {
             host,
             subnets: OnceCell::new(),
             vpcs: OnceCell::new(),
-            namespace: OnceCell::new(),
+            namespaces: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
         }
     }
@@ -237,12 +294,7 @@ impl<H: Host> HostCluster<H> {
             field_selector,
             field_masks: masks(field_masks),
         };
-        let fail = |why: String| {
-            LookupError(format!(
-                "cannot list {} {}: {why}",
-                kind.api_version, kind.kind
-            ))
-        };
+        let fail = |why: String| LookupError::list(kind, why);
         let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
         self.host.call("list_resources_all", &payload).map_err(|e| {
             fail(format!(
@@ -289,7 +341,7 @@ impl<H: Host> HostCluster<H> {
         self.list_selected(kind, None, Some(selector), Some(field_masks))
             .and_then(|raw| decode_list::<T>(kind, &raw))
             .map(|items| items.into_iter().next())
-            .map_err(|e| as_get_error(e, kind, name))
+            .map_err(|e| LookupError::get(kind, name, None, e.why))
     }
 
     /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
@@ -309,11 +361,11 @@ impl<H: Host> HostCluster<H> {
             return Ok(None);
         };
         decode::from_slice(&raw).map(Some).map_err(|e| {
-            get_error(
+            LookupError::get(
                 kind,
                 name,
                 namespace,
-                &format!("error deserializing get resource response: {e}"),
+                format!("error deserializing get resource response: {e}"),
             )
         })
     }
@@ -330,7 +382,7 @@ impl<H: Host> HostCluster<H> {
         if !is_dns1123_subdomain(name) {
             return Ok(None);
         }
-        let fail = |why: String| get_error(kind, name, namespace, &why);
+        let fail = |why: String| LookupError::get(kind, name, namespace, why);
         let request = GetResourceRequest {
             api_version: kind.api_version.to_string(),
             kind: kind.kind.to_string(),
@@ -359,28 +411,6 @@ impl<H: Host> HostCluster<H> {
                 host_error_summary(&text)
             ))),
         }
-    }
-}
-
-/// `cannot get <apiVersion> <Kind> "<namespace/name>": <why>`.
-fn get_error(kind: &ApiResource, name: &str, namespace: Option<&str>, why: &str) -> LookupError {
-    let shown = match namespace {
-        Some(ns) => format!("{ns}/{name}"),
-        None => name.to_string(),
-    };
-    LookupError(format!(
-        "cannot get {} {} {:?}: {why}",
-        kind.api_version, kind.kind, shown
-    ))
-}
-
-/// A failed list narrowed to one name, reported as the lookup of that
-/// object: `cannot get <apiVersion> <Kind> "<name>": <why>`.
-fn as_get_error(e: LookupError, kind: &ApiResource, name: &str) -> LookupError {
-    let list = format!("cannot list {} {}: ", kind.api_version, kind.kind);
-    match e.0.strip_prefix(&list) {
-        Some(why) => get_error(kind, name, None, why),
-        None => e,
     }
 }
 
@@ -450,10 +480,10 @@ where
     I: Deserialize<'a>,
 {
     let fail = |why: String| {
-        LookupError(format!(
-            "cannot list {} {}: error deserializing list all resources response: {why}",
-            kind.api_version, kind.kind
-        ))
+        LookupError::list(
+            kind,
+            format!("error deserializing list all resources response: {why}"),
+        )
     };
     if decode::is_null(raw) {
         return Err(fail("expected a list, found null".to_string()));
@@ -562,15 +592,14 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
-    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
-        // An evaluation concerns one namespace (the request's), so one slot is enough.
-        self.namespace
-            .get_or_init(|| {
-                self.get_cached::<Namespace>(&kinds::NAMESPACE, name, &NAMESPACE_FIELD_MASKS)
-            })
-            .as_ref()
-            .map(Option::as_ref)
-            .map_err(Clone::clone)
+    fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
+        let mut known = self.namespaces.borrow_mut();
+        if let Some((_, answer)) = known.iter().find(|(n, _)| n == name) {
+            return answer.clone();
+        }
+        let answer = self.get_cached::<Namespace>(&kinds::NAMESPACE, name, &NAMESPACE_FIELD_MASKS);
+        known.push((name.to_string(), answer.clone()));
+        answer
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
@@ -704,7 +733,7 @@ mod tests {
             let cluster = HostCluster::with_host(Failing(text));
             let err = cluster.exists(&kinds::IPPOOL, "pool-a").expect_err(text);
             assert!(
-                err.0
+                err.to_string()
                     .starts_with("cannot get kubeovn.io/v1 IPPool \"pool-a\": "),
                 "{err:?}"
             );
@@ -719,14 +748,16 @@ mod tests {
              the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: \"…\" })",
         ));
         assert_eq!(
-            cluster.exists(&kinds::IPPOOL, "pool-a"),
-            Err(LookupError(
+            cluster
+                .exists(&kinds::IPPOOL, "pool-a")
+                .map_err(|e| e.to_string()),
+            Err(
                 "cannot get kubeovn.io/v1 IPPool \"pool-a\": error invoking host capability \
                  kubernetes.get_resource: Host error: Callback evaluation failure: ApiError: \
                  ippools.kubeovn.io \"pool-a\" is forbidden: User \"u\" cannot get resource \
                  \"ippools\" in API group \"kubeovn.io\" at the cluster scope: Forbidden"
                     .to_string()
-            ))
+            )
         );
     }
 
@@ -736,13 +767,16 @@ mod tests {
             "Host error: Callback evaluation failure: connection refused\n\nStack backtrace:\n   0: x",
         ));
         assert_eq!(
-            cluster.subnets().map(<[Subnet]>::len),
-            Err(LookupError(
+            cluster
+                .subnets()
+                .map(<[Subnet]>::len)
+                .map_err(|e| e.to_string()),
+            Err(
                 "cannot list kubeovn.io/v1 Subnet: error invoking host capability \
                  kubernetes.list_resources_all: Host error: Callback evaluation failure: \
                  connection refused"
                     .to_string()
-            ))
+            )
         );
     }
 }

@@ -62,18 +62,22 @@ impl Cluster for FakeCluster {
                 .filter(|ip| ip.spec.subnet == subnet)
                 .cloned()
                 .collect()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(&self.subnets), |e| Err(LookupError(e)))
+            .map_or(Ok(&self.subnets), |e| Err(LookupError::failed(e)))
     }
-    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
+    fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
         self.fail.clone().map_or(
-            Ok(self.namespaces.iter().find(|n| n.metadata.name == name)),
-            |e| Err(LookupError(e)),
+            Ok(self
+                .namespaces
+                .iter()
+                .find(|n| n.metadata.name == name)
+                .cloned()),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
@@ -82,7 +86,7 @@ impl Cluster for FakeCluster {
                 (*kind == kinds::IPPOOL && self.ippools.iter().any(|p| p == name))
                     || self.existing.iter().any(|(k, n)| *k == kind && n == name),
             ),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
@@ -92,7 +96,7 @@ impl Cluster for FakeCluster {
                 .iter()
                 .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
                 .map(|(_, cm)| cm.clone())),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
@@ -102,7 +106,7 @@ impl Cluster for FakeCluster {
     fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
         self.fail.clone().map_or(
             Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn iptables_dnat_rules(
@@ -134,12 +138,14 @@ impl Cluster for FakeCluster {
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(&self.vpcs), |e| Err(LookupError(e)))
+            .map_or(Ok(&self.vpcs), |e| Err(LookupError::failed(e)))
     }
     fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(self.kubernetes_service.clone()), |e| Err(LookupError(e)))
+            .map_or(Ok(self.kubernetes_service.clone()), |e| {
+                Err(LookupError::failed(e))
+            })
     }
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
         self.fail.clone().map_or(
@@ -149,7 +155,7 @@ impl Cluster for FakeCluster {
                 .filter(|(k, _)| *k == kind)
                 .map(|(_, r)| r.clone())
                 .collect()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
 }
@@ -161,7 +167,7 @@ impl FakeCluster {
         labels: &[(&str, &str)],
     ) -> Result<Vec<&IptablesRule>, LookupError> {
         if let Some(e) = &self.fail {
-            return Err(LookupError(e.clone()));
+            return Err(LookupError::failed(e.clone()));
         }
         Ok(self
             .labelled_objects

@@ -55,30 +55,18 @@ import sys
 import threading
 import time
 import uuid
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 # The kinds a conformance file's `cluster` may hold:
 # key, apiVersion, kind, plural, namespaced.
+# Every kind the policy reads or the cases load, from the policy's own table
+# (src/k8s/kinds.rs, written out as kinds.json): case key, apiVersion, kind,
+# plural, namespaced.
 KINDS = [
-    ("ips", "kubeovn.io/v1", "IP", "ips", False),
-    ("subnets", "kubeovn.io/v1", "Subnet", "subnets", False),
-    ("vpcs", "kubeovn.io/v1", "Vpc", "vpcs", False),
-    ("ippools", "kubeovn.io/v1", "IPPool", "ippools", False),
-    ("vips", "kubeovn.io/v1", "Vip", "vips", False),
-    ("iptablesEips", "kubeovn.io/v1", "IptablesEIP", "iptables-eips", False),
-    ("iptablesDnatRules", "kubeovn.io/v1", "IptablesDnatRule", "iptables-dnat-rules", False),
-    ("iptablesSnatRules", "kubeovn.io/v1", "IptablesSnatRule", "iptables-snat-rules", False),
-    ("iptablesFipRules", "kubeovn.io/v1", "IptablesFIPRule", "iptables-fip-rules", False),
-    ("ovnEips", "kubeovn.io/v1", "OvnEip", "ovn-eips", False),
-    ("ovnFips", "kubeovn.io/v1", "OvnFip", "ovn-fips", False),
-    ("ovnSnatRules", "kubeovn.io/v1", "OvnSnatRule", "ovn-snat-rules", False),
-    ("ovnDnatRules", "kubeovn.io/v1", "OvnDnatRule", "ovn-dnat-rules", False),
-    ("vpcNatGateways", "kubeovn.io/v1", "VpcNatGateway", "vpc-nat-gateways", False),
-    ("qosPolicies", "kubeovn.io/v1", "QoSPolicy", "qos-policies", False),
-    ("namespaces", "v1", "Namespace", "namespaces", False),
-    ("services", "v1", "Service", "services", True),
-    ("configmaps", "v1", "ConfigMap", "configmaps", True),
+    (k["caseKey"], k["apiVersion"], k["kind"], k["plural"], k["namespaced"])
+    for k in json.loads((Path(__file__).resolve().parent.parent / "kinds.json").read_text())
 ]
 
 BY_KEY = {k[0]: k for k in KINDS}

@@ -4,7 +4,7 @@
     python3 scripts/fuzz-seeds.py      (make fuzz runs it)
 
 Writes fuzz/seeds/<target>/ (not committed): for `validate`, each case's
-ValidationRequest and cluster; for `json_reader`, the ValidationRequest;
+ValidationRequest and cluster; for `decode`, the ValidationRequest;
 for `pod_annotations`, its pod (or template)
 annotations; for `net_parsers` and `overlap`, the addresses and CIDRs it holds.
 """
@@ -56,7 +56,7 @@ for path in cases:
     payload = json.dumps({"settings": case.get("settings") or {}, "request": request})
     cluster = json.dumps(case.get("cluster") or {})
     write("validate", payload.encode() + b"\0" + cluster.encode())
-    write("json_reader", payload.encode())
+    write("decode", payload.encode())
     annotations = annotations_of(request.get("object"))
     if annotations:
         lines = "\n".join(f"{k}={v}" for k, v in annotations.items() if isinstance(v, str))

@@ -24,7 +24,7 @@ STEPS = [
     ("fmt", "rustfmt"),
     ("lint", "the layer rule, clippy -D warnings (native and wasm)"),
     ("lint-workflows", "actionlint on .github/workflows"),
-    ("unit-tests", "the policy's and the JSON reader's unit and property tests"),
+    ("unit-tests", "the policy's unit and property tests"),
     ("host-tests", "the compiled module in our waPC host: every conformance case, sessions, bounds, metadata"),
     ("fuzz-smoke", "every fuzz target from its seeds"),
     ("bench-quick", "every benchmark scenario's answer"),

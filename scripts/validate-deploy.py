@@ -70,30 +70,16 @@ KUBERNETES_VERSIONS = ["1.30.0", "1.37.0"]
 KUBEWARDEN_NAMESPACE = "kubewarden"
 AUDIT_SCANNER_SA = "audit-scanner"
 
-# What the policy looks up (src/k8s/cluster.rs), by (apiVersion, kind): its
-# plural, and how: "get" is a get_resource (an API GET: verb get), "list" a
-# list_resources_all (a watch cache: verbs list and watch). A lookup that
-# is confined to names in one namespace says so, and is granted through a
-# Role with resourceNames there.
+# What the policy looks up, from its own table (src/k8s/kinds.rs, written
+# out as kinds.json), by (apiVersion, kind): its plural, and how: "get" is a
+# get_resource (an API GET: verb get), "list" a list_resources_all (a watch
+# cache: verbs list and watch). A lookup that is confined to names in one
+# namespace says so, and is granted through a Role with resourceNames there.
 LOOKUPS = {
-    ("kubeovn.io/v1", "IP"): ("ips", {"list"}),
-    ("kubeovn.io/v1", "IPPool"): ("ippools", {"list"}),
-    ("kubeovn.io/v1", "IptablesDnatRule"): ("iptables-dnat-rules", {"list"}),
-    ("kubeovn.io/v1", "IptablesEIP"): ("iptables-eips", {"get", "list"}),
-    ("kubeovn.io/v1", "IptablesFIPRule"): ("iptables-fip-rules", {"list"}),
-    ("kubeovn.io/v1", "IptablesSnatRule"): ("iptables-snat-rules", {"list"}),
-    ("kubeovn.io/v1", "OvnDnatRule"): ("ovn-dnat-rules", {"list"}),
-    ("kubeovn.io/v1", "OvnEip"): ("ovn-eips", {"get"}),
-    ("kubeovn.io/v1", "OvnFip"): ("ovn-fips", {"list"}),
-    ("kubeovn.io/v1", "OvnSnatRule"): ("ovn-snat-rules", {"list"}),
-    ("kubeovn.io/v1", "QoSPolicy"): ("qos-policies", {"get"}),
-    ("kubeovn.io/v1", "Subnet"): ("subnets", {"list"}),
-    ("kubeovn.io/v1", "Vpc"): ("vpcs", {"get", "list"}),
-    ("v1", "Namespace"): ("namespaces", {"list"}),
-    # Service default/kubernetes (I9), and Kube-OVN's NAT gateway
-    # configuration in kube-system (src/checks/nat/gateway.rs).
-    ("v1", "Service"): ("services", {"get"}, "default", {"kubernetes"}),
-    ("v1", "ConfigMap"): ("configmaps", {"get"}, "kube-system", {"ovn-vpc-nat-config", "ovn-vpc-nat-gw-config"}),
+    (k["apiVersion"], k["kind"]): (k["plural"], set(k["lookups"]))
+    + ((k["namespace"], set(k["names"])) if k["namespace"] else ())
+    for k in json.loads((ROOT / "kinds.json").read_text())
+    if k["lookups"]
 }
 VERBS = {"get": {"get"}, "list": {"list", "watch"}}
 
@@ -289,6 +275,9 @@ def expected_grants(api_version, kind):
 
 def check_policies(docs, meta):
     declared = kinds_of(meta.get("contextAwareResources"))
+    if declared != set(LOOKUPS):
+        problem("metadata.yml", f"contextAwareResources {sorted(declared)} are not the kinds the policy looks up "
+                f"(kinds.json): {sorted(LOOKUPS)}")
     annotations = meta.get("annotations") or {}
     module = f"registry://{annotations['io.kubewarden.policy.ociUrl']}:v{annotations['io.kubewarden.policy.version']}"
     servers = {doc["metadata"]["name"]: doc for _, doc in docs if doc.get("kind") == "PolicyServer"}

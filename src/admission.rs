@@ -5,49 +5,46 @@
 pub mod denial;
 
 use crate::k8s::cluster::LookupError;
+use crate::k8s::decode::{self, Raw};
 use denial::Denial;
-use json::{Decode, Raw, Reader};
+use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
 
-json::json_struct! {
-    /// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
-    #[derive(Default)]
-    pub struct ValidationRequest<'a> {
-        /// `settings`, read by [`crate::settings::Settings::from_json`].
-        pub settings: Option<Raw<'a>> = "settings",
-        /// Required: `None` when absent or `null`.
-        pub request: Option<Request<'a>> = "request",
-    }
+/// `{"settings": …, "request": <AdmissionRequest>}`, the fields read.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+pub struct ValidationRequest<'a> {
+    /// Read by [`crate::settings::Settings::from_json`].
+    #[serde(borrow)]
+    pub settings: Option<Raw<'a>>,
+    /// Required: `None` when absent or `null`.
+    #[serde(borrow)]
+    pub request: Option<Request<'a>>,
 }
 
-json::json_struct! {
-    /// The AdmissionRequest fields the checks read.
-    #[derive(Default)]
-    pub struct Request<'a> {
-        /// `kind`: the group and kind dispatch goes by.
-        pub kind: GroupVersionKind = "kind",
-        /// `operation`: `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-        pub operation: Operation = "operation",
-        /// `name`
-        pub name: String = "name",
-        /// `namespace`
-        pub namespace: String = "namespace",
-        /// `object`, undecoded.
-        pub object: Option<Raw<'a>> = "object",
-        /// `oldObject`, undecoded.
-        pub old_object: Option<Raw<'a>> = "oldObject",
-    }
+/// The AdmissionRequest fields the checks read.
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Request<'a> {
+    /// The group and kind dispatch goes by.
+    pub kind: GroupVersionKind,
+    pub operation: Operation,
+    pub name: String,
+    pub namespace: String,
+    /// Undecoded: each check decodes it as its own type.
+    #[serde(borrow)]
+    pub object: Option<Raw<'a>>,
+    #[serde(borrow)]
+    pub old_object: Option<Raw<'a>>,
 }
 
-json::json_struct! {
-    /// The `kind` of an AdmissionRequest.
-    #[derive(Default)]
-    pub struct GroupVersionKind {
-        /// `group`, empty for the core group.
-        pub group: String = "group",
-        /// `kind`
-        pub kind: String = "kind",
-    }
+/// The `kind` of an AdmissionRequest.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+pub struct GroupVersionKind {
+    /// Empty for the core group.
+    pub group: String,
+    pub kind: String,
 }
 
 /// An admission operation.
@@ -64,9 +61,9 @@ pub enum Operation {
     Other,
 }
 
-impl<'a> Decode<'a> for Operation {
-    fn decode(reader: &mut Reader<'a>) -> Result<Self, json::Error> {
-        Ok(match Cow::<str>::decode(reader)?.as_ref() {
+impl<'de> Deserialize<'de> for Operation {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Cow::<str>::deserialize(d)?.as_ref() {
             "CREATE" => Operation::Create,
             "UPDATE" => Operation::Update,
             "DELETE" => Operation::Delete,
@@ -77,24 +74,24 @@ impl<'a> Decode<'a> for Operation {
 
 impl<'a> Request<'a> {
     /// The `object`, decoded (400 when absent or undecodable).
-    pub fn object<T: Decode<'a>>(&self) -> Result<T, Denial> {
+    pub fn object<T: Deserialize<'a>>(&self) -> Result<T, Denial> {
         decode(&self.kind.kind, self.object)
     }
 
     /// The `oldObject`, decoded (400 when absent or undecodable).
-    pub fn old_object<T: Decode<'a>>(&self) -> Result<T, Denial> {
+    pub fn old_object<T: Deserialize<'a>>(&self) -> Result<T, Denial> {
         decode(&self.kind.kind, self.old_object)
     }
 
     /// The `oldObject` decoded when there is one.
-    pub fn old_object_if_any<T: Decode<'a>>(&self) -> Result<Option<T>, Denial> {
+    pub fn old_object_if_any<T: Deserialize<'a>>(&self) -> Result<Option<T>, Denial> {
         self.old_object
             .map(|raw| decode(&self.kind.kind, Some(raw)))
             .transpose()
     }
 
     /// The `object` and `oldObject` of an UPDATE, decoded in that order.
-    pub fn update<T: Decode<'a>>(&self) -> Result<(T, T), Denial> {
+    pub fn update<T: Deserialize<'a>>(&self) -> Result<(T, T), Denial> {
         Ok((self.object()?, self.old_object()?))
     }
 }
@@ -102,17 +99,17 @@ impl<'a> Request<'a> {
 /// Decodes an admission `object` / `oldObject`; `null` or absent is
 /// upstream's "there is no content to decode" (400), and so is any object
 /// that does not decode (400, with the decoder's reason).
-pub fn decode<'a, T: Decode<'a>>(kind: &str, object: Option<Raw<'a>>) -> Result<T, Denial> {
-    let Some(Raw(raw)) = object else {
+pub fn decode<'a, T: Deserialize<'a>>(kind: &str, object: Option<Raw<'a>>) -> Result<T, Denial> {
+    let Some(raw) = object else {
         return Err(Denial::bad_request("there is no content to decode"));
     };
-    json::from_str(raw)
+    decode::from_str(raw.get())
         .map_err(|e| Denial::bad_request(format!("cannot decode {kind} object: {e}")))
 }
 
 impl From<LookupError> for Denial {
     fn from(e: LookupError) -> Self {
-        Denial::bad_request(e.0)
+        Denial::bad_request(e.to_string())
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! | kind | module |
 //! |---|---|
-//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip::workloads`] (annotations in [`static_ip::annotations`], owners in [`static_ip::owner`], conflicts and pools in [`static_ip`]) |
+//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::in_subnet`], [`static_ip::owner`]) |
 //! | Subnet | [`subnet`] |
 //! | Vpc | [`vpc`] |
 //! | Vip | [`vip`] |

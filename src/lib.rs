@@ -15,9 +15,9 @@ pub mod upstream;
 use admission::denial::Denial;
 use admission::{Request, ValidationRequest, Verdict};
 use checks::nat::{gateway, iptables, ovn};
-use checks::static_ip::workloads;
+use checks::static_ip;
 use checks::{ip, subnet, vip, vpc};
-use k8s::cluster::{Cluster, HostCluster, OvnNatKind};
+use k8s::cluster::{Cluster, HostCluster};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;
 use wapc_guest::{CallResult, register_function};
@@ -58,14 +58,14 @@ pub fn validate_settings(payload: &[u8]) -> CallResult {
 /// Decides one ValidationRequest against a view of the cluster: admitted
 /// with its warnings, or denied.
 pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
-    let envelope: ValidationRequest<'_> = json::from_slice(payload)
+    let envelope: ValidationRequest<'_> = k8s::decode::from_slice(payload)
         .map_err(|e| Denial::bad_request(format!("cannot decode the validation request: {e}")))?;
     let Some(request) = envelope.request else {
         return Err(Denial::bad_request(
             "cannot decode the validation request: missing field `request`",
         ));
     };
-    let settings = Settings::from_json(envelope.settings.map_or("", |raw| raw.0).as_bytes())
+    let settings = Settings::from_json(envelope.settings.map_or("", |raw| raw.get()).as_bytes())
         .map_err(Denial::bad_request)?;
     dispatch(&request, &settings, cluster)
 }
@@ -73,9 +73,9 @@ pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
 /// Each kind to the module that admits it; any other kind is admitted.
 fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
     let admitted = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
-        ("", "Pod") => workloads::admit_pod(request, cluster),
+        ("", "Pod") => static_ip::admit_pod(request, cluster),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet") | ("batch", "Job" | "CronJob") => {
-            return workloads::admit(request, cluster);
+            return static_ip::admit_workload(request, cluster);
         }
         ("kubeovn.io", "Subnet") => subnet::admit(request, settings, cluster),
         ("kubeovn.io", "Vpc") => vpc::admit(request, cluster),
@@ -87,9 +87,9 @@ fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -
         ("kubeovn.io", "IptablesSnatRule") => iptables::admit_snat(request, cluster),
         ("kubeovn.io", "IptablesFIPRule") => iptables::admit_fip(request, cluster),
         ("kubeovn.io", "OvnEip") => ovn::admit_eip(request, cluster),
-        ("kubeovn.io", "OvnDnatRule") => ovn::admit_rule(OvnNatKind::DnatRule, request, cluster),
-        ("kubeovn.io", "OvnSnatRule") => ovn::admit_rule(OvnNatKind::SnatRule, request, cluster),
-        ("kubeovn.io", "OvnFip") => ovn::admit_rule(OvnNatKind::Fip, request, cluster),
+        ("kubeovn.io", "OvnDnatRule") => ovn::admit_dnat(request, cluster),
+        ("kubeovn.io", "OvnSnatRule") => ovn::admit_snat(request, cluster),
+        ("kubeovn.io", "OvnFip") => ovn::admit_fip(request, cluster),
         _ => Ok(()),
     };
     admitted.map(|()| Vec::new())

@@ -1,8 +1,9 @@
 //! Policy settings, as given in the ClusterAdmissionPolicy's `spec.settings`.
 
+use crate::k8s::decode::Raw;
 use crate::k8s::names::is_dns1123_subdomain;
 use crate::upstream::kubeovn_util::{Protocol, check_protocol};
-use json::{self, Reader};
+use serde::Deserialize;
 
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
@@ -18,57 +19,39 @@ pub struct Settings {
     pub kubernetes_service_ip: Option<String>,
 }
 
-/// The settings a document may hold, as its keys spell them.
-const FIELDS: [&str; 2] = ["defaultVpc", "kubernetesServiceIP"];
+/// A settings document as written: each setting's text, so that a value
+/// that is not a string is refused quoting it. Unknown keys and repeated
+/// ones are refused.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct Document<'a> {
+    #[serde(borrow, default)]
+    default_vpc: Option<Raw<'a>>,
+    #[serde(borrow, default, rename = "kubernetesServiceIP")]
+    kubernetes_service_ip: Option<Raw<'a>>,
+}
 
-/// A string setting: `null` is unset; anything but a string is refused,
-/// quoting the value given.
-fn string_field(name: &str, reader: &mut Reader<'_>) -> Result<Option<String>, String> {
-    let text = reader
-        .raw()
-        .map_err(|e| format!("settings are not valid: {e}"))?;
-    if text == "null" {
-        return Ok(None);
-    }
-    json::from_str::<String>(text)
-        .map(Some)
-        .map_err(|_| format!("{name}: expected a string, got {text}"))
+/// A string setting: `null` is unset (as absent); anything but a string is
+/// refused, quoting the value given.
+fn string_field(name: &str, raw: Option<Raw<'_>>) -> Result<Option<String>, String> {
+    raw.map(|raw| {
+        serde_json::from_str::<String>(raw.get())
+            .map_err(|_| format!("{name}: expected a string, got {}", raw.get()))
+    })
+    .transpose()
 }
 
 /// Reads a settings object: each known key once, no other key.
 fn read_document(payload: &str) -> Result<Settings, String> {
-    let mut settings = Settings::default();
-    let mut seen = [false; FIELDS.len()];
-    let mut failure = None;
-    let mut reader = Reader::new(payload);
-    let read = reader.object(&mut |r, key| {
-        let Some(index) = FIELDS.iter().position(|field| *field == key) else {
-            failure = Some(format!(
-                "settings are not valid: unknown field `{key}`, expected `{}` or `{}`",
-                FIELDS[0], FIELDS[1]
-            ));
-            return Err(json::Error::invalid("unknown field"));
-        };
-        if std::mem::replace(&mut seen[index], true) {
-            failure = Some(format!("settings are not valid: duplicate field `{key}`"));
-            return Err(json::Error::invalid("duplicate field"));
-        }
-        let value = string_field(key, r).map_err(|message| {
-            failure = Some(message);
-            json::Error::invalid("invalid value")
-        })?;
-        match index {
-            0 => settings.default_vpc = value,
-            _ => settings.kubernetes_service_ip = value,
-        }
-        Ok(())
-    });
-    if let Some(message) = failure {
-        return Err(message);
-    }
-    read.and_then(|()| reader.finish())
-        .map_err(|e| format!("settings are not valid: {e}"))?;
-    Ok(settings)
+    let document: Option<Document<'_>> =
+        serde_json::from_str(payload).map_err(|e| format!("settings are not valid: {e}"))?;
+    let Some(document) = document else {
+        return Ok(Settings::default());
+    };
+    Ok(Settings {
+        default_vpc: string_field("defaultVpc", document.default_vpc)?,
+        kubernetes_service_ip: string_field("kubernetesServiceIP", document.kubernetes_service_ip)?,
+    })
 }
 
 impl Settings {

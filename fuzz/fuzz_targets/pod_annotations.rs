@@ -3,8 +3,8 @@
 //! annotations the policy reads.
 #![no_main]
 
-use kube_ovn_policy::checks::static_ip::annotations;
-use kube_ovn_policy::checks::static_ip::{self, Request, Subject};
+use kube_ovn_policy::checks::static_ip::owner::{Claim, Subject};
+use kube_ovn_policy::checks::static_ip::{self, network};
 use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
@@ -62,8 +62,8 @@ fuzz_target!(|data: &[u8]| {
         };
         annotations.insert(key, value.to_string());
     }
-    let _ = annotations::validate(&annotations);
-    let request = Request {
+    let _ = network::validate(&annotations);
+    let claim = Claim {
         annotations: &annotations,
         namespace: "default",
         owner_name: "app-1",
@@ -72,5 +72,5 @@ fuzz_target!(|data: &[u8]| {
             statefulset: None,
         },
     };
-    let _ = static_ip::validate(&request, &HostCluster::with_host(Small));
+    let _ = static_ip::validate(&claim, &HostCluster::with_host(Small));
 });

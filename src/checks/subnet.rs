@@ -13,11 +13,11 @@ use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
 use crate::settings::Settings;
-use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
+use crate::upstream::go_net::{parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_util::{
     Protocol, check_protocol, cidr_contain_ip, cidr_overlap, contains_uppercase, family, ip_number,
-    ip_to_string, split_string_ip,
+    split_string_ip, validate_network_broadcast,
 };
 use std::cell::OnceCell;
 
@@ -222,22 +222,22 @@ fn validate_no_overlap(subnet: &Subnet, context: &Context<'_>) -> Result<(), Den
 /// checks before it pass.
 pub fn validate_spec(subnet: &Subnet, context: &Context<'_>) -> Result<(), Denial> {
     check_spec(subnet, context).map_err(|failure| match failure {
-        Failure::Invalid(message) => Denial::forbidden(message),
-        Failure::Lookup(denial) => denial,
+        SpecError::Invalid(message) => Denial::forbidden(message),
+        SpecError::Lookup(denial) => denial,
     })
 }
 
 /// Why a spec check stopped: the spec is invalid, or a lookup failed.
-enum Failure {
+enum SpecError {
     Invalid(String),
     Lookup(Denial),
 }
 
-fn invalid(message: impl Into<String>) -> Result<(), Failure> {
-    Err(Failure::Invalid(message.into()))
+fn invalid(message: impl Into<String>) -> Result<(), SpecError> {
+    Err(SpecError::Invalid(message.into()))
 }
 
-fn check_spec(subnet: &Subnet, context: &Context<'_>) -> Result<(), Failure> {
+fn check_spec(subnet: &Subnet, context: &Context<'_>) -> Result<(), SpecError> {
     let name = subnet.metadata.name.as_str();
     let spec = &subnet.spec;
     let cidr = spec.cidr_block.as_str();
@@ -301,7 +301,7 @@ fn check_spec(subnet: &Subnet, context: &Context<'_>) -> Result<(), Failure> {
         ));
     }
     if !mac_only && context.vpc_of(subnet) == context.settings.default_vpc() {
-        let apiserver = context.apiserver_ips().map_err(Failure::Lookup)?;
+        let apiserver = context.apiserver_ips().map_err(SpecError::Lookup)?;
         if let Some(ip) = apiserver.iter().find(|ip| cidr_contain_ip(cidr, ip)) {
             return invalid(format!(
                 "subnet {name} cidr {cidr} conflicts with k8s apiserver svc ip {ip}"
@@ -353,7 +353,7 @@ fn check_spec(subnet: &Subnet, context: &Context<'_>) -> Result<(), Failure> {
 /// `validateSubnetCIDR`: the gateway lies in the CIDR and is neither its
 /// network nor its IPv4 broadcast address; the CIDR avoids the reserved
 /// ranges and reads as one or two (dual-stack) blocks.
-fn check_gateway_and_cidr_text(gateway: &str, cidr: &str) -> Result<(), Failure> {
+fn check_gateway_and_cidr_text(gateway: &str, cidr: &str) -> Result<(), SpecError> {
     if !gateway.is_empty() {
         if contains_uppercase(gateway) {
             return invalid(format!(
@@ -383,46 +383,8 @@ fn check_gateway_and_cidr_text(gateway: &str, cidr: &str) -> Result<(), Failure>
     Ok(())
 }
 
-/// Upstream's `util.ValidateNetworkBroadcast(cidr, ip)`: for every block and
-/// address of the same family, the block is not a host route, and the
-/// address is not its network number nor (IPv4 only) its broadcast address.
-/// Point-to-point blocks (`/31`, `/127`) have neither.
-pub fn validate_network_broadcast(cidr: &str, ip: &str) -> Result<(), String> {
-    if cidr.is_empty() || ip.is_empty() {
-        return Ok(());
-    }
-    for block in cidr.split(',') {
-        for address in ip.split(',') {
-            if check_protocol(block) != check_protocol(address) {
-                continue;
-            }
-            let Some(parsed) = parse_cidr(block) else {
-                continue;
-            };
-            if parsed.is_host() {
-                return Err(format!(
-                    "subnet {block} is configured with /32 or /128 netmask"
-                ));
-            }
-            if parsed.is_point_to_point() {
-                continue;
-            }
-            let shown = ip_to_string(address);
-            if check_protocol(block) == Some(Protocol::V4)
-                && format_ip(&parsed.net.broadcast()) == shown
-            {
-                return Err(format!("{shown} is the broadcast ip in cidr {block}"));
-            }
-            if format_ip(&parsed.net.network()) == shown {
-                return Err(format!("{shown} is the network number ip in cidr {block}"));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// One `excludeIps` entry: an address, or a range `a..b` with `a <= b`.
-fn check_exclude_range(range: &str) -> Result<(), Failure> {
+fn check_exclude_range(range: &str) -> Result<(), SpecError> {
     if contains_uppercase(range) {
         return invalid(format!(
             "subnet exclude ip {range} can not contain upper case"
@@ -452,7 +414,7 @@ fn check_exclude_range(range: &str) -> Result<(), Failure> {
 
 /// `validateSubnetCIDRBlocks`: each block parses, is not the zero or
 /// broadcast address, and is not a host route.
-fn check_cidr_blocks(name: &str, cidr: &str) -> Result<(), Failure> {
+fn check_cidr_blocks(name: &str, cidr: &str) -> Result<(), SpecError> {
     for block in cidr.split(',') {
         if contains_uppercase(cidr) {
             return invalid(format!(
@@ -482,7 +444,7 @@ fn check_cidr_blocks(name: &str, cidr: &str) -> Result<(), Failure> {
 
 /// The external egress gateway: not with natOutgoing, one address per
 /// family, and of the CIDR's family.
-fn check_external_egress_gateway(subnet: &Subnet, mac_only: bool) -> Result<(), Failure> {
+fn check_external_egress_gateway(subnet: &Subnet, mac_only: bool) -> Result<(), SpecError> {
     let spec = &subnet.spec;
     let egw = spec.external_egress_gateway.as_str();
     if egw.is_empty() {
@@ -517,7 +479,7 @@ fn check_external_egress_gateway(subnet: &Subnet, mac_only: bool) -> Result<(), 
 
 /// One NAT outgoing policy rule: its source and destination IPs are valid
 /// and of one family each, and the same family as each other.
-fn check_nat_policy_rule(src: &str, dst: &str) -> Result<(), Failure> {
+fn check_nat_policy_rule(src: &str, dst: &str) -> Result<(), SpecError> {
     let mut families = [None, None];
     for (slot, (which, ips)) in families.iter_mut().zip([("src", src), ("dst", dst)]) {
         if ips.is_empty() {
@@ -567,7 +529,7 @@ fn nat_policy_rule_family(ips: &str) -> Result<Option<Protocol>, String> {
 }
 
 /// The u2o interconnection address: only with a CIDR, inside it, and not the gateway.
-fn check_u2o_interconnection_ip(subnet: &Subnet, mac_only: bool) -> Result<(), Failure> {
+fn check_u2o_interconnection_ip(subnet: &Subnet, mac_only: bool) -> Result<(), SpecError> {
     let name = subnet.metadata.name.as_str();
     let spec = &subnet.spec;
     let u2o = spec.u2o_interconnection_ip.as_str();

@@ -4,8 +4,7 @@
 //! exist, and each address must be valid and inside its CIDR.
 
 use crate::k8s::cluster::Cluster;
-use crate::k8s::names::not_found;
-use crate::k8s::objects::Subnet;
+use crate::k8s::kinds;
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::kubeovn_util::{cidr_contain_ip, contains_uppercase};
 
@@ -31,8 +30,8 @@ pub fn check(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), String> {
     }
     let subnet = cluster
         .subnet(claim.subnet)
-        .map_err(|e| e.0)?
-        .ok_or_else(|| not_found::<Subnet>(claim.subnet))?;
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| kinds::SUBNET.not_found(claim.subnet))?;
     let cidr = subnet.spec.cidr_block.as_str();
     let name = subnet.metadata.name.as_str();
     if !claim.v4.is_empty() {
@@ -92,8 +91,8 @@ pub fn check_eip(
     };
     let subnet = cluster
         .subnet(external)
-        .map_err(|e| e.0)?
-        .ok_or_else(|| not_found::<Subnet>(external))?;
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| kinds::SUBNET.not_found(external))?;
     let cidr = subnet.spec.cidr_block.as_str();
     let shown = match style {
         EipStyle::Iptables => format!("\"{}\"", subnet.metadata.name),

@@ -2,15 +2,17 @@
 //! build its objects with `serde_json::json!`.
 
 use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
+use crate::k8s::decode;
+use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
-    ConfigMap, IPTABLES_DNAT_RULE, Ip, IpPool, IptablesEip, IptablesRule, Kind, Namespace, Service,
-    Subnet, Vpc, VpcReferrer,
+    ConfigMap, Ip, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
-use json::Decode;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
-pub fn from_value<T: for<'a> Decode<'a>>(value: serde_json::Value) -> Result<T, json::Error> {
-    json::from_str(&value.to_string())
+pub fn from_value<T: for<'a> serde::Deserialize<'a>>(
+    value: serde_json::Value,
+) -> Result<T, decode::Error> {
+    decode::from_str(&value.to_string())
 }
 
 /// A Subnet with a name and `spec.cidrBlock`, as the checks' tests need it.
@@ -44,9 +46,9 @@ pub struct FakeCluster {
     /// IptablesEIPs.
     pub eips: Vec<IptablesEip>,
     /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
-    pub labelled_objects: Vec<(Kind, Labels, IptablesRule)>,
+    pub labelled_objects: Vec<(&'static ApiResource, Labels, IptablesRule)>,
     /// Other objects that exist, by kind and name.
-    pub existing: Vec<(Kind, String)>,
+    pub existing: Vec<(&'static ApiResource, String)>,
     /// When set, every lookup fails with this text.
     pub fail: Option<String>,
 }
@@ -60,27 +62,31 @@ impl Cluster for FakeCluster {
                 .filter(|ip| ip.spec.subnet == subnet)
                 .cloned()
                 .collect()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn subnets(&self) -> Result<&[Subnet], LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(&self.subnets), |e| Err(LookupError(e)))
+            .map_or(Ok(&self.subnets), |e| Err(LookupError::failed(e)))
     }
-    fn namespace(&self, name: &str) -> Result<Option<&Namespace>, LookupError> {
+    fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
         self.fail.clone().map_or(
-            Ok(self.namespaces.iter().find(|n| n.metadata.name == name)),
-            |e| Err(LookupError(e)),
+            Ok(self
+                .namespaces
+                .iter()
+                .find(|n| n.metadata.name == name)
+                .cloned()),
+            |e| Err(LookupError::failed(e)),
         )
     }
-    fn exists(&self, kind: Kind, name: &str) -> Result<bool, LookupError> {
+    fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
         self.fail.clone().map_or(
             Ok(
-                (kind == Kind::of::<IpPool>() && self.ippools.iter().any(|p| p == name))
+                (*kind == kinds::IPPOOL && self.ippools.iter().any(|p| p == name))
                     || self.existing.iter().any(|(k, n)| *k == kind && n == name),
             ),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
@@ -90,7 +96,7 @@ impl Cluster for FakeCluster {
                 .iter()
                 .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
                 .map(|(_, cm)| cm.clone())),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
@@ -100,7 +106,7 @@ impl Cluster for FakeCluster {
     fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
         self.fail.clone().map_or(
             Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
     fn iptables_dnat_rules(
@@ -108,14 +114,14 @@ impl Cluster for FakeCluster {
         labels: &[(&str, &str)],
     ) -> Result<Vec<IptablesRule>, LookupError> {
         Ok(self
-            .matching(IPTABLES_DNAT_RULE, labels)?
+            .matching(&kinds::IPTABLES_DNAT_RULE, labels)?
             .into_iter()
             .cloned()
             .collect())
     }
     fn labelled(
         &self,
-        kind: Kind,
+        kind: &ApiResource,
         labels: &[(&str, &str)],
         _: &[&str],
     ) -> Result<Vec<String>, LookupError> {
@@ -132,12 +138,14 @@ impl Cluster for FakeCluster {
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(&self.vpcs), |e| Err(LookupError(e)))
+            .map_or(Ok(&self.vpcs), |e| Err(LookupError::failed(e)))
     }
     fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
         self.fail
             .clone()
-            .map_or(Ok(self.kubernetes_service.clone()), |e| Err(LookupError(e)))
+            .map_or(Ok(self.kubernetes_service.clone()), |e| {
+                Err(LookupError::failed(e))
+            })
     }
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
         self.fail.clone().map_or(
@@ -147,7 +155,7 @@ impl Cluster for FakeCluster {
                 .filter(|(k, _)| *k == kind)
                 .map(|(_, r)| r.clone())
                 .collect()),
-            |e| Err(LookupError(e)),
+            |e| Err(LookupError::failed(e)),
         )
     }
 }
@@ -155,11 +163,11 @@ impl Cluster for FakeCluster {
 impl FakeCluster {
     fn matching(
         &self,
-        kind: Kind,
+        kind: &ApiResource,
         labels: &[(&str, &str)],
     ) -> Result<Vec<&IptablesRule>, LookupError> {
         if let Some(e) = &self.fail {
-            return Err(LookupError(e.clone()));
+            return Err(LookupError::failed(e.clone()));
         }
         Ok(self
             .labelled_objects

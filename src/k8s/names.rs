@@ -1,8 +1,6 @@
 //! Kubernetes' rules for names and label values, and the "not found"
 //! message upstream's informer cache gives.
 
-use crate::upstream::go_strconv::go_quote;
-
 /// A valid Kubernetes label value: at most 63 characters, alphanumerics
 /// with `-`, `_` and `.` inside. Only such a value may go into a selector: the
 /// policy-server's watch retries an invalid one forever.
@@ -13,18 +11,6 @@ pub fn is_label_value(value: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
         && b.first().is_none_or(u8::is_ascii_alphanumeric)
         && b.last().is_none_or(u8::is_ascii_alphanumeric)
-}
-
-/// The text upstream's informer cache gives for a missing object,
-/// `<Kind>.<group> "<name>" not found` (`<Kind> "<name>" not found` for the
-/// core group); the policy builds it itself, so it is the same whatever the
-/// host's wording.
-pub fn not_found<T: k8s_openapi::Resource>(name: &str) -> String {
-    if T::GROUP.is_empty() {
-        format!("{} {} not found", T::KIND, go_quote(name))
-    } else {
-        format!("{}.{} {} not found", T::KIND, T::GROUP, go_quote(name))
-    }
 }
 
 /// A Kubernetes object name (DNS-1123 subdomain): at most 253 characters of

@@ -122,6 +122,23 @@ pub fn go_quote(s: &str) -> String {
     out
 }
 
+/// Go's `strconv.Atoi` with its error text.
+pub fn atoi_or_error(text: &str) -> Result<i64, String> {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "strconv.Atoi: parsing {}: invalid syntax",
+            go_quote(text)
+        ));
+    }
+    atoi(text).ok_or_else(|| {
+        format!(
+            "strconv.Atoi: parsing {}: value out of range",
+            go_quote(text)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

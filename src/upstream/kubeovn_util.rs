@@ -189,6 +189,60 @@ pub fn contains_uppercase(s: &str) -> bool {
     s.chars().any(is_upper)
 }
 
+/// Kube-OVN's `util.IPv6ToLabelValue`: `:` as `-`, padded with `0` where
+/// the value would start or end with `-`.
+pub fn ipv6_to_label_value(ip: &str) -> String {
+    if ip.is_empty() {
+        return String::new();
+    }
+    let mut v = ip.replace(':', "-");
+    if v.starts_with('-') {
+        v.insert(0, '0');
+    }
+    if v.ends_with('-') {
+        v.push('0');
+    }
+    v
+}
+
+/// Upstream's `util.ValidateNetworkBroadcast(cidr, ip)`: for every block and
+/// address of the same family, the block is not a host route, and the
+/// address is not its network number nor (IPv4 only) its broadcast address.
+/// Point-to-point blocks (`/31`, `/127`) have neither.
+pub fn validate_network_broadcast(cidr: &str, ip: &str) -> Result<(), String> {
+    if cidr.is_empty() || ip.is_empty() {
+        return Ok(());
+    }
+    for block in cidr.split(',') {
+        for address in ip.split(',') {
+            if check_protocol(block) != check_protocol(address) {
+                continue;
+            }
+            let Some(parsed) = parse_cidr(block) else {
+                continue;
+            };
+            if parsed.is_host() {
+                return Err(format!(
+                    "subnet {block} is configured with /32 or /128 netmask"
+                ));
+            }
+            if parsed.is_point_to_point() {
+                continue;
+            }
+            let shown = ip_to_string(address);
+            if check_protocol(block) == Some(Protocol::V4)
+                && format_ip(&parsed.net.broadcast()) == shown
+            {
+                return Err(format!("{shown} is the broadcast ip in cidr {block}"));
+            }
+            if format_ip(&parsed.net.network()) == shown {
+                return Err(format!("{shown} is the network number ip in cidr {block}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

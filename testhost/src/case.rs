@@ -71,11 +71,11 @@ impl Case {
     pub fn cluster_state(&self) -> Result<ClusterState, BoxError> {
         let mut state = ClusterState::from_json(&self.cluster)?;
         for kind in &self.forbidden {
-            let (_, api_version, kind, ..) = crate::cluster::KINDS
+            let found = crate::cluster::KINDS
                 .iter()
-                .find(|(_, _, k, ..)| k == kind)
+                .find(|k| k.kind == kind)
                 .ok_or_else(|| format!("unknown forbidden kind {kind:?}"))?;
-            state.fail(api_version, kind, Failure::Forbidden);
+            state.fail(found.api_version, found.kind, Failure::Forbidden);
         }
         Ok(state)
     }

@@ -5,76 +5,8 @@ use crate::BoxError;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// The kinds a conformance file's `cluster` may hold: key, apiVersion, kind,
-/// plural resource name, and whether the kind is namespaced.
-pub const KINDS: &[(&str, &str, &str, &str, bool)] = &[
-    ("ips", "kubeovn.io/v1", "IP", "ips", false),
-    ("subnets", "kubeovn.io/v1", "Subnet", "subnets", false),
-    ("vpcs", "kubeovn.io/v1", "Vpc", "vpcs", false),
-    ("ippools", "kubeovn.io/v1", "IPPool", "ippools", false),
-    ("vips", "kubeovn.io/v1", "Vip", "vips", false),
-    (
-        "iptablesEips",
-        "kubeovn.io/v1",
-        "IptablesEIP",
-        "iptables-eips",
-        false,
-    ),
-    (
-        "iptablesDnatRules",
-        "kubeovn.io/v1",
-        "IptablesDnatRule",
-        "iptables-dnat-rules",
-        false,
-    ),
-    (
-        "iptablesSnatRules",
-        "kubeovn.io/v1",
-        "IptablesSnatRule",
-        "iptables-snat-rules",
-        false,
-    ),
-    (
-        "iptablesFipRules",
-        "kubeovn.io/v1",
-        "IptablesFIPRule",
-        "iptables-fip-rules",
-        false,
-    ),
-    ("ovnEips", "kubeovn.io/v1", "OvnEip", "ovn-eips", false),
-    ("ovnFips", "kubeovn.io/v1", "OvnFip", "ovn-fips", false),
-    (
-        "ovnSnatRules",
-        "kubeovn.io/v1",
-        "OvnSnatRule",
-        "ovn-snat-rules",
-        false,
-    ),
-    (
-        "ovnDnatRules",
-        "kubeovn.io/v1",
-        "OvnDnatRule",
-        "ovn-dnat-rules",
-        false,
-    ),
-    (
-        "vpcNatGateways",
-        "kubeovn.io/v1",
-        "VpcNatGateway",
-        "vpc-nat-gateways",
-        false,
-    ),
-    (
-        "qosPolicies",
-        "kubeovn.io/v1",
-        "QoSPolicy",
-        "qos-policies",
-        false,
-    ),
-    ("namespaces", "v1", "Namespace", "namespaces", false),
-    ("services", "v1", "Service", "services", true),
-    ("configmaps", "v1", "ConfigMap", "configmaps", true),
-];
+/// The kinds a conformance file's `cluster` may hold: the policy's own table.
+pub use kube_ovn_policy::k8s::kinds::ALL as KINDS;
 
 /// A scripted failure: every call for this apiVersion/kind is answered with
 /// an error text, or with these raw bytes (malformed JSON, a wrong envelope).
@@ -223,7 +155,7 @@ impl ClusterState {
         for (key, objects) in groups {
             let kind = KINDS
                 .iter()
-                .position(|(k, ..)| k == key)
+                .position(|k| k.case_key == key)
                 .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
             for object in objects.as_array().into_iter().flatten() {
                 state.objects.push((kind, object.clone()));
@@ -236,7 +168,7 @@ impl ClusterState {
     pub fn to_json(&self) -> Value {
         let mut groups = Map::new();
         for (kind, object) in &self.objects {
-            let key = KINDS[*kind].0;
+            let key = KINDS[*kind].case_key;
             if let Value::Array(items) = groups
                 .entry(key)
                 .or_insert_with(|| Value::Array(Vec::new()))
@@ -251,7 +183,7 @@ impl ClusterState {
     pub fn push(&mut self, key: &str, object: Value) -> Result<(), BoxError> {
         let kind = KINDS
             .iter()
-            .position(|(k, ..)| *k == key)
+            .position(|k| k.case_key == key)
             .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
         self.objects.push((kind, object));
         Ok(())
@@ -260,7 +192,7 @@ impl ClusterState {
     /// Removes the labels of every object under a `KINDS` key (an IP CR
     /// written by hand, before kube-ovn-controller labels it).
     pub fn strip_labels(&mut self, key: &str) {
-        let Some(kind) = KINDS.iter().position(|(k, ..)| *k == key) else {
+        let Some(kind) = KINDS.iter().position(|k| k.case_key == key) else {
             return;
         };
         for (_, object) in self.objects.iter_mut().filter(|(k, _)| *k == kind) {
@@ -279,7 +211,7 @@ impl ClusterState {
     fn kind_index(api_version: &str, kind: &str) -> Option<usize> {
         KINDS
             .iter()
-            .position(|(_, v, k, ..)| *v == api_version && *k == kind)
+            .position(|k| k.api_version == api_version && k.kind == kind)
     }
 
     /// The scripted answer for a kind, if any; `forbidden` gives the text of
@@ -317,7 +249,7 @@ impl ClusterState {
                 }
                 let kind = Self::kind_index(&req.api_version, &req.kind)
                     .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
-                let namespaced = KINDS[kind].4;
+                let namespaced = KINDS[kind].namespaced;
                 if operation == "list_resources_by_namespace" && !namespaced {
                     return Err(cluster_wide(&req.api_version, &req.kind).into());
                 }
@@ -363,7 +295,7 @@ impl ClusterState {
                 let req: GetRequest = serde_json::from_slice(payload)?;
                 let kind = Self::kind_index(&req.api_version, &req.kind)
                     .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
-                let (_, _, _, plural, namespaced) = KINDS[kind];
+                let (plural, namespaced) = (KINDS[kind].plural, KINDS[kind].namespaced);
                 let forbidden = || {
                     let namespace = req.namespace.as_deref().filter(|_| namespaced);
                     forbidden_get(&req.api_version, &req.name, namespace, plural)

@@ -2,6 +2,7 @@
 //! manifests in `deploy/` agree with each other and with what the policy
 //! really looks up.
 
+use kube_ovn_policy::k8s::kinds::{ALL, Lookup, find};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -243,8 +244,8 @@ fn deployment_manifests_stay_within_the_metadata() {
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
         let plural = testhost::cluster::KINDS
             .iter()
-            .find(|(_, v, k, ..)| v == api_version && k == kind)
-            .map(|(.., plural, _)| *plural)
+            .find(|k| k.api_version == api_version && k.kind == kind)
+            .map(|k| k.plural)
             .expect("a known kind");
         assert!(
             granted.contains(&(group.to_string(), plural.to_string())),
@@ -267,6 +268,7 @@ fn every_kind_the_policy_looks_up_is_declared() {
         .map(str::to_string)
         .collect();
     let mut used = BTreeSet::new();
+    let mut made = BTreeSet::new();
     let files = ["tests/conformance", "tests/cases"]
         .iter()
         .flat_map(|dir| case_files(&workspace().join(dir)).expect("cases"));
@@ -291,18 +293,35 @@ fn every_kind_the_policy_looks_up_is_declared() {
                 case.name,
                 call.operation
             );
-            used.insert((
-                call.payload["api_version"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                call.payload["kind"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-            ));
+            let api_version = call.payload["api_version"].as_str().unwrap_or_default();
+            let kind = call.payload["kind"].as_str().unwrap_or_default();
+            let lookup = match call.operation.as_str() {
+                "get_resource" => Lookup::Get,
+                _ => Lookup::List,
+            };
+            assert!(
+                find(api_version, kind).is_some_and(|k| k.lookups.contains(&lookup)),
+                "{}: {} of {api_version} {kind} is not in src/k8s/kinds.rs",
+                case.name,
+                call.operation
+            );
+            used.insert((api_version.to_string(), kind.to_string()));
+            made.insert((api_version.to_string(), kind.to_string(), lookup));
         }
     }
+    let table: BTreeSet<_> = ALL
+        .iter()
+        .flat_map(|k| {
+            k.lookups
+                .iter()
+                .map(|l| (k.api_version.to_string(), k.kind.to_string(), *l))
+        })
+        .collect();
+    let never: Vec<_> = table.difference(&made).collect();
+    assert!(
+        never.is_empty(),
+        "lookups in src/k8s/kinds.rs that no case makes: {never:?}"
+    );
     let undeclared: Vec<_> = used.difference(&declared).collect();
     assert!(
         undeclared.is_empty(),

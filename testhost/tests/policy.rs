@@ -261,7 +261,7 @@ fn lookup_failures_are_400_rejections_naming_what_failed() {
         ),
         (
             Failure::Payload(br#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","items":[{"spec":{"ipAddress":7}}]}"#.to_vec()),
-            "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: items[0].spec.ipAddress: expected a string, found a number",
+            "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: items[0].spec.ipAddress: invalid type: integer `7`, expected a string at line 1 column 77",
         ),
     ];
     for (failure, want) in scripted {
@@ -339,7 +339,7 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
     let verdict = instance.validate(&request, &json!({})).expect("answer");
     assert_eq!(verdict.code, Some(400));
     assert!(verdict.message.unwrap_or_default().starts_with(
-        "cannot decode Pod object: metadata.annotations: expected an object, found an array"
+        "cannot decode Pod object: metadata.annotations: invalid type: sequence, expected a map"
     ));
 
     request["object"] = Value::Null;
@@ -350,7 +350,7 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
     );
 
     // A value of the wrong type is named by its path; a text that is not
-    // JSON by its byte offset.
+    // JSON by its line and column.
     let subnet = new_subnet("s", json!({"cidrBlock": 7}));
     let verdict = instance
         .validate(&subnet_request("CREATE", subnet, Value::Null), &json!({}))
@@ -359,7 +359,9 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
         (verdict.code, verdict.message.as_deref()),
         (
             Some(400),
-            Some("cannot decode Subnet object: spec.cidrBlock: expected a string, found a number")
+            Some(
+                "cannot decode Subnet object: spec.cidrBlock: invalid type: integer `7`, expected a string at line 1 column 91"
+            )
         )
     );
     let verdict = instance
@@ -369,7 +371,7 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
         (verdict.code, verdict.message.as_deref()),
         (
             Some(400),
-            Some("cannot decode the validation request: request: expected a key at byte 60")
+            Some("cannot decode the validation request: trailing comma at line 1 column 61")
         )
     );
 }

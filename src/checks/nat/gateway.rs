@@ -6,9 +6,8 @@
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
-use crate::k8s::names::not_found;
-use crate::k8s::objects::Kind;
-use crate::k8s::objects::{ConfigMap, IptablesEip, QosPolicy, Subnet, Vpc, VpcNatGateway};
+use crate::k8s::kinds;
+use crate::k8s::objects::{ConfigMap, VpcNatGateway};
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_util::cidr_contain_ip;
@@ -136,13 +135,13 @@ fn validate_spec(
     }
     let vpc = cluster
         .vpc(&spec.vpc)?
-        .ok_or_else(|| Denial::bad_request(not_found::<Vpc>(&spec.vpc)))?;
+        .ok_or_else(|| Denial::bad_request(kinds::VPC.not_found(&spec.vpc)))?;
     if spec.subnet.is_empty() {
         return Err(Denial::bad_request("parameter \"subnet\" cannot be empty"));
     }
     let subnet = cluster
         .subnet(&spec.subnet)?
-        .ok_or_else(|| Denial::bad_request(not_found::<Subnet>(&spec.subnet)))?;
+        .ok_or_else(|| Denial::bad_request(kinds::SUBNET.not_found(&spec.subnet)))?;
     // An HA gateway gets its LAN addresses from the subnet.
     if spec.replicas <= 1 {
         let lan = spec.lan_ip.as_str();
@@ -184,10 +183,10 @@ fn validate_spec(
             )));
         }
     }
-    if !spec.qos_policy.is_empty() && !cluster.exists(Kind::of::<QosPolicy>(), &spec.qos_policy)? {
-        return Err(Denial::bad_request(not_found::<QosPolicy>(
-            &spec.qos_policy,
-        )));
+    if !spec.qos_policy.is_empty() && !cluster.exists(&kinds::QOS_POLICY, &spec.qos_policy)? {
+        return Err(Denial::bad_request(
+            kinds::QOS_POLICY.not_found(&spec.qos_policy),
+        ));
     }
     Ok(())
 }
@@ -195,7 +194,7 @@ fn validate_spec(
 /// A VpcNatGateway DELETE: refused while an IptablesEIP is labelled with it.
 pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
     let eips = cluster.labelled(
-        Kind::of::<IptablesEip>(),
+        &kinds::IPTABLES_EIP,
         &[(NAT_GW_NAME_LABEL, name)],
         &["spec.natGwDp"],
     )?;
@@ -233,7 +232,7 @@ mod tests {
                 .expect("vpc"),
             ],
             subnets: vec![crate::k8s::fake::subnet("net-a", "10.0.1.0/24")],
-            existing: vec![(Kind::of::<QosPolicy>(), "qos-a".to_string())],
+            existing: vec![(&kinds::QOS_POLICY, "qos-a".to_string())],
             ..FakeCluster::default()
         }
     }
@@ -408,7 +407,7 @@ mod tests {
         let mut cluster = cluster();
         assert_eq!(validate_delete("gw1", &cluster), Ok(()));
         cluster.labelled_objects.push((
-            Kind::of::<IptablesEip>(),
+            &kinds::IPTABLES_EIP,
             vec![(NAT_GW_NAME_LABEL.to_string(), "gw1".to_string())],
             Default::default(),
         ));

@@ -8,11 +8,8 @@ use crate::admission::{Operation, Request};
 use crate::checks::nat::gateway::{NAT_GW_NAME_LABEL, NatConfig};
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::Cluster;
-use crate::k8s::names::not_found;
-use crate::k8s::objects::Kind;
-use crate::k8s::objects::{
-    IPTABLES_DNAT_RULE, IPTABLES_FIP_RULE, IPTABLES_SNAT_RULE, IptablesEip, IptablesRule,
-};
+use crate::k8s::kinds::{self, ApiResource};
+use crate::k8s::objects::{IptablesEip, IptablesRule};
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::go_strconv::{atoi, go_quote};
 use crate::upstream::kubeovn_util::check_cidrs;
@@ -123,9 +120,9 @@ pub fn validate_eip_delete(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(
     let labels = [(EIP_V4_IP_LABEL, eip.status.ip.as_str())];
     for using in eip.status.nat.split(',') {
         let (kind, masks) = match using {
-            "fip" => (IPTABLES_FIP_RULE, ["spec.eip"]),
-            "snat" => (IPTABLES_SNAT_RULE, ["spec.eip"]),
-            "dnat" => (IPTABLES_DNAT_RULE, ["spec.eip"]),
+            "fip" => (&kinds::IPTABLES_FIP_RULE, ["spec.eip"]),
+            "snat" => (&kinds::IPTABLES_SNAT_RULE, ["spec.eip"]),
+            "dnat" => (&kinds::IPTABLES_DNAT_RULE, ["spec.eip"]),
             _ => continue,
         };
         if !cluster.labelled(kind, &labels, &masks)?.is_empty() {
@@ -163,7 +160,7 @@ fn rule_eip(name: &str, cluster: &dyn Cluster) -> Result<IptablesEip, Denial> {
     }
     cluster
         .iptables_eip(name)?
-        .ok_or_else(|| bad(not_found::<IptablesEip>(name)))
+        .ok_or_else(|| bad(kinds::IPTABLES_EIP.not_found(name)))
 }
 
 /// Upstream's `util.ValidatePort`: a number from 1 to 65535.
@@ -272,7 +269,7 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
             )));
         }
     }
-    not_used_by(&spec.eip, &eip, IPTABLES_FIP_RULE, "FIP", cluster)
+    not_used_by(&spec.eip, &eip, &kinds::IPTABLES_FIP_RULE, "FIP", cluster)
 }
 
 /// A FIP takes all traffic to its EIP, shadowing port DNAT rules: a FIP
@@ -281,7 +278,7 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
 fn not_used_by(
     eip_name: &str,
     eip: &IptablesEip,
-    other: Kind,
+    other: &ApiResource,
     word: &str,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
@@ -340,7 +337,7 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
             spec.internal_ip
         )));
     }
-    not_used_by(&spec.eip, &eip, IPTABLES_DNAT_RULE, "DNAT", cluster)
+    not_used_by(&spec.eip, &eip, &kinds::IPTABLES_DNAT_RULE, "DNAT", cluster)
 }
 
 #[cfg(test)]
@@ -471,7 +468,7 @@ mod tests {
         let mut used = cluster();
         assert_eq!(validate_eip_delete(&in_use, &used), Ok(()));
         used.labelled_objects.push((
-            IPTABLES_SNAT_RULE,
+            &kinds::IPTABLES_SNAT_RULE,
             vec![(EIP_V4_IP_LABEL.to_string(), "10.5.204.10".to_string())],
             rule("snat-a", json!({})),
         ));
@@ -560,12 +557,12 @@ mod tests {
             (DNAT_EXTERNAL_PORT_LABEL.to_string(), "8080".to_string()),
         ];
         clash.labelled_objects.push((
-            IPTABLES_DNAT_RULE,
+            &kinds::IPTABLES_DNAT_RULE,
             labels.clone(),
             rule("dnat-z", spec(json!({"type": "share"}))),
         ));
         clash.labelled_objects.push((
-            IPTABLES_DNAT_RULE,
+            &kinds::IPTABLES_DNAT_RULE,
             labels.clone(),
             rule("dnat-a", spec(json!({}))),
         ));
@@ -619,7 +616,7 @@ mod tests {
         let mut used = cluster();
         for name in ["dnat-z", "dnat-b"] {
             used.labelled_objects.push((
-                IPTABLES_DNAT_RULE,
+                &kinds::IPTABLES_DNAT_RULE,
                 vec![(EIP_V4_IP_LABEL.to_string(), "10.5.204.10".to_string())],
                 rule(name, json!({})),
             ));

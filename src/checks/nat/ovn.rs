@@ -8,9 +8,10 @@ use crate::admission::{Operation, Request};
 use crate::checks::nat::iptables::EIP_V4_IP_LABEL;
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::{Cluster, OvnNatKind};
-use crate::k8s::names::not_found;
+use crate::k8s::kinds;
 use crate::k8s::objects::{OvnEip, OvnRule};
-use crate::upstream::go_strconv::go_quote;
+use crate::upstream::go_strconv::atoi_or_error;
+use crate::upstream::kubeovn_util::ipv6_to_label_value;
 
 /// Admits an OvnEip CREATE, UPDATE or DELETE.
 pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
@@ -25,24 +26,33 @@ pub fn admit_eip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Den
     }
 }
 
-/// Admits an OvnDnatRule, OvnSnatRule or OvnFip CREATE or UPDATE.
-pub fn admit_rule(
-    kind: OvnNatKind,
+/// Admits an OvnDnatRule CREATE or UPDATE.
+pub fn admit_dnat(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    admit_rule(request, "OvnDnat", validate_dnat_create, cluster)
+}
+
+/// Admits an OvnSnatRule CREATE or UPDATE.
+pub fn admit_snat(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    admit_rule(request, "OvnSnat", validate_snat_create, cluster)
+}
+
+/// Admits an OvnFip CREATE or UPDATE.
+pub fn admit_fip(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+    admit_rule(request, "OvnFip", validate_fip_create, cluster)
+}
+
+/// A rule: its CREATE check, run again on an UPDATE that changes it.
+fn admit_rule(
     request: &Request<'_>,
+    word: &str,
+    create: RuleCheck,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     match request.operation {
-        Operation::Create => {
-            let rule = request.object()?;
-            match kind {
-                OvnNatKind::DnatRule => validate_dnat_create(&rule, cluster),
-                OvnNatKind::SnatRule => validate_snat_create(&rule, cluster),
-                OvnNatKind::Fip => validate_fip_create(&rule, cluster),
-            }
-        }
+        Operation::Create => create(&request.object()?, cluster),
         Operation::Update => {
             let (new, old) = request.update()?;
-            validate_rule_update(kind, &new, &old, cluster)
+            validate_rule_update(word, &new, &old, create, cluster)
         }
         Operation::Delete | Operation::Other => Ok(()),
     }
@@ -54,22 +64,6 @@ pub const EIP_V6_IP_LABEL: &str = "ovn.kubernetes.io/eip_v6_ip";
 
 fn bad(message: impl Into<String>) -> Denial {
     Denial::bad_request(message)
-}
-
-/// Kube-OVN's `util.IPv6ToLabelValue`: `:` as `-`, padded with `0` where
-/// the value would start or end with `-`.
-fn ipv6_label_value(ip: &str) -> String {
-    if ip.is_empty() {
-        return String::new();
-    }
-    let mut v = ip.replace(':', "-");
-    if v.starts_with('-') {
-        v.insert(0, '0');
-    }
-    if v.ends_with('-') {
-        v.push('0');
-    }
-    v
 }
 
 /// An OvnEip CREATE: an existing external subnet holding its addresses.
@@ -108,7 +102,7 @@ pub fn validate_eip_delete(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), De
     if !eip.status.ready {
         return Ok(());
     }
-    let v6 = ipv6_label_value(&eip.spec.v6_ip);
+    let v6 = ipv6_to_label_value(&eip.spec.v6_ip);
     let labels = [
         (EIP_V4_IP_LABEL, eip.spec.v4_ip.as_str()),
         (EIP_V6_IP_LABEL, v6.as_str()),
@@ -132,25 +126,8 @@ fn eip_exists(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
     if cluster.exists(OvnNatKind::eip_kind(), name)? {
         Ok(())
     } else {
-        Err(bad(not_found::<OvnEip>(name)))
+        Err(bad(kinds::OVN_EIP.not_found(name)))
     }
-}
-
-/// Go's `strconv.Atoi` with its error text.
-fn go_atoi(text: &str) -> Result<i64, String> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "strconv.Atoi: parsing {}: invalid syntax",
-            go_quote(text)
-        ));
-    }
-    crate::upstream::go_strconv::atoi(text).ok_or_else(|| {
-        format!(
-            "strconv.Atoi: parsing {}: value out of range",
-            go_quote(text)
-        )
-    })
 }
 
 /// An OvnDnatRule CREATE.
@@ -173,7 +150,7 @@ pub fn validate_dnat_create(dnat: &OvnRule, cluster: &dyn Cluster) -> Result<(),
         ("externalPort", &spec.external_port),
         ("internalPort", &spec.internal_port),
     ] {
-        match go_atoi(port) {
+        match atoi_or_error(port) {
             Err(why) => {
                 return Err(bad(format!("failed to parse spec {which} {port}: {why}")));
             }
@@ -240,19 +217,15 @@ type RuleCheck = fn(&OvnRule, &dyn Cluster) -> Result<(), Denial>;
 /// An UPDATE of an OVN NAT rule that changes the spec: refused once ready
 /// (`OvnDnat|OvnSnat|OvnFip not support change`), else checked as a CREATE.
 pub fn validate_rule_update(
-    kind: OvnNatKind,
+    word: &str,
     new: &OvnRule,
     old: &OvnRule,
+    create: RuleCheck,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     if new.spec == old.spec {
         return Ok(());
     }
-    let (word, create): (&str, RuleCheck) = match kind {
-        OvnNatKind::DnatRule => ("OvnDnat", validate_dnat_create),
-        OvnNatKind::SnatRule => ("OvnSnat", validate_snat_create),
-        OvnNatKind::Fip => ("OvnFip", validate_fip_create),
-    };
     if old.status.ready {
         return Err(bad(format!("{word} not support change")));
     }
@@ -355,10 +328,10 @@ mod tests {
 
     #[test]
     fn ipv6_label_values() {
-        assert_eq!(ipv6_label_value(""), "");
-        assert_eq!(ipv6_label_value("fd00::5"), "fd00--5");
-        assert_eq!(ipv6_label_value("::1"), "0--1");
-        assert_eq!(ipv6_label_value("fd00::"), "fd00--0");
+        assert_eq!(ipv6_to_label_value(""), "");
+        assert_eq!(ipv6_to_label_value("fd00::5"), "fd00--5");
+        assert_eq!(ipv6_to_label_value("::1"), "0--1");
+        assert_eq!(ipv6_to_label_value("fd00::"), "fd00--0");
     }
 
     #[test]
@@ -470,17 +443,17 @@ mod tests {
         );
         let ready = rule(json!({"ovnEip": "eip-a", "ipName": "a"}), true);
         let changed = rule(json!({"ovnEip": "eip-a", "ipName": "b"}), true);
-        for (kind, word) in [
-            (OvnNatKind::DnatRule, "OvnDnat"),
-            (OvnNatKind::SnatRule, "OvnSnat"),
-            (OvnNatKind::Fip, "OvnFip"),
+        for (word, create) in [
+            ("OvnDnat", validate_dnat_create as RuleCheck),
+            ("OvnSnat", validate_snat_create),
+            ("OvnFip", validate_fip_create),
         ] {
             assert_eq!(
-                validate_rule_update(kind, &ready, &ready, &cluster()),
+                validate_rule_update(word, &ready, &ready, create, &cluster()),
                 Ok(())
             );
             assert_eq!(
-                validate_rule_update(kind, &changed, &ready, &cluster()),
+                validate_rule_update(word, &changed, &ready, create, &cluster()),
                 Err(bad(format!("{word} not support change")))
             );
         }

@@ -1,7 +1,38 @@
-//! Who an address belongs to: the name upstream compares with an IP CR's
-//! `spec.podName`, and (I3) the workload whose pods may hold pool addresses.
+//! Who claims an address: the claim itself, the name upstream compares with
+//! an IP CR's `spec.podName`, and (I3) the workload whose pods may hold pool
+//! addresses.
 
+use crate::k8s::objects::OwnerReference;
+use std::collections::BTreeMap;
 use std::fmt;
+
+/// What is being admitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// A Pod, with the workload that controls it, if any (I3).
+    Pod {
+        /// The controlling workload, from the controller ownerReference.
+        controller: Option<Workload>,
+        /// Set when kube-ovn-controller allocates it as a StatefulSet's (I13).
+        statefulset: Option<StatefulSetPod>,
+    },
+    /// A workload, checked through its pod template.
+    Workload(Workload),
+}
+
+/// A claim to static addresses: the annotations of a pod or of a
+/// workload's pod template, and whose they are.
+#[derive(Clone, Debug)]
+pub struct Claim<'a> {
+    /// The pod's (or pod template's) annotations.
+    pub annotations: &'a BTreeMap<String, String>,
+    /// The request's namespace.
+    pub namespace: &'a str,
+    /// The name upstream compares with `spec.podName`: pod, VM or workload name.
+    pub owner_name: &'a str,
+    /// Pod or workload.
+    pub subject: Subject,
+}
 
 /// A workload kind whose pods Kube-OVN gives static addresses from its template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,21 +119,6 @@ fn is_template_hash(s: &str) -> bool {
     (1..=10).contains(&s.len())
         && s.bytes()
             .all(|b| matches!(b, b'4'..=b'9' | b'b' | b'c' | b'd' | b'f'))
-}
-
-json::json_struct! {
-    /// An object's `metadata.ownerReferences` entry, the fields read.
-    #[derive(Clone, Debug, Default, PartialEq, Eq)]
-    pub struct OwnerReference {
-        /// `apiVersion`
-        pub api_version: String = "apiVersion",
-        /// `kind`
-        pub kind: String = "kind",
-        /// `name`
-        pub name: String = "name",
-        /// `controller`
-        pub controller: bool = "controller",
-    }
 }
 
 /// The name upstream compares with `spec.podName`: the pod's own, or, for a

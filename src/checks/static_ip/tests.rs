@@ -1,7 +1,11 @@
 use super::*;
+use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
+use crate::checks::static_ip::pools::Pool;
 use crate::k8s::fake::FakeCluster;
+use crate::k8s::objects::{Ip, Subnet};
 use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
+use std::net::IpAddr;
 
 fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
     Ip {
@@ -83,7 +87,7 @@ fn pod_named(
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
     let statefulset = statefulset_pod(name, controller.as_ref());
-    let request = Request {
+    let request = Claim {
         annotations: &annotations,
         namespace: "default",
         owner_name: name,
@@ -106,7 +110,7 @@ fn workload(
         kind,
         name: name.into(),
     };
-    let request = Request {
+    let request = Claim {
         annotations: &annotations,
         namespace: "default",
         owner_name: name,
@@ -555,7 +559,7 @@ fn pools_split_into_the_controllers_groups() {
         let pool = Pool::parse(value);
         let got: Vec<usize> = pool.groups().map(<[_]>::len).collect();
         assert_eq!(&got, sizes, "{value}");
-        assert_eq!(pool.len(), sizes.len(), "{value}");
+        assert_eq!(pool.group_count(), sizes.len(), "{value}");
         assert_eq!(pool.items.len(), sizes.iter().sum::<usize>(), "{value}");
         assert_eq!(pool.group(sizes.len()), None, "{value}");
         assert_eq!(pool.group(usize::MAX), None, "{value}");

@@ -133,11 +133,11 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
             let mut state = ClusterState::from_json(&cluster)?;
             for kind in forbidden.as_array().into_iter().flatten() {
                 let kind = kind.as_str().unwrap_or_default();
-                let (_, api_version, ..) = KINDS
+                let found = KINDS
                     .iter()
-                    .find(|(_, _, k, ..)| *k == kind)
+                    .find(|k| k.kind == kind)
                     .ok_or_else(|| format!("unknown forbidden kind {kind:?}"))?;
-                state.fail(api_version, kind, Failure::Forbidden);
+                state.fail(found.api_version, kind, Failure::Forbidden);
             }
             for (api_version, kind, text) in &options.failures {
                 state.fail(api_version, kind, Failure::Error(text.clone()));

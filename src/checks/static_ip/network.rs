@@ -1,5 +1,5 @@
-//! Kube-OVN's `util.ValidatePodNetwork`: the format checks of a pod's (or pod
-//! template's) network annotations. Errors are collected, not short-cut, and
+//! A pod's (or pod template's) network annotations: the NICs they describe,
+//! and Kube-OVN's `util.ValidatePodNetwork`, their format checks. Errors are collected, not short-cut, and
 //! joined as `k8s.io/apimachinery`'s aggregate error prints them.
 //!
 //! Upstream walks the annotation map (in Go's random order) for the
@@ -10,6 +10,7 @@ use crate::upstream::go_net::{is_valid_mac, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::atoi;
 use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
 use std::collections::{BTreeMap, HashSet};
+use std::net::IpAddr;
 use std::ops::Bound;
 
 /// `ovn.kubernetes.io/ip_address`
@@ -32,6 +33,70 @@ const BANDWIDTH_SUFFIXES: [&str; 4] = [
     ".kubernetes.io/ingress_burst",
     ".kubernetes.io/egress_burst",
 ];
+
+/// One network interface's static-IP annotations: the primary NIC
+/// (`ovn.kubernetes.io/…`) or an attachment (`<provider>.kubernetes.io/…`).
+pub struct Nic<'a> {
+    pub ip_address: &'a str,
+    pub ip_pool: &'a str,
+    pub logical_switch: Option<&'a str>,
+}
+
+/// An annotation's value, empty when absent.
+pub fn annotation<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> &'a str {
+    annotations.get(key).map_or("", String::as_str)
+}
+
+/// The attachment NICs (I7), by provider name, in name order.
+pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
+    let mut providers: Vec<&str> = annotations
+        .iter()
+        .filter(|(_, value)| !value.is_empty())
+        .filter_map(|(key, _)| {
+            key.strip_suffix(".kubernetes.io/ip_address")
+                .or_else(|| key.strip_suffix(".kubernetes.io/ip_pool"))
+        })
+        .filter(|provider| !provider.is_empty() && *provider != "ovn")
+        .collect();
+    providers.sort_unstable();
+    providers.dedup();
+    providers
+        .into_iter()
+        .map(|p| Nic {
+            ip_address: annotation(annotations, &format!("{p}.kubernetes.io/ip_address")),
+            ip_pool: annotation(annotations, &format!("{p}.kubernetes.io/ip_pool")),
+            logical_switch: Some(annotation(
+                annotations,
+                &format!("{p}.kubernetes.io/logical_switch"),
+            ))
+            .filter(|s| !s.is_empty()),
+        })
+        .collect()
+}
+
+/// The primary NIC's annotations (`ovn.kubernetes.io/…`).
+pub fn primary(annotations: &BTreeMap<String, String>) -> Nic<'_> {
+    Nic {
+        ip_address: annotation(annotations, IP_ADDRESS),
+        ip_pool: annotation(annotations, IP_POOL),
+        logical_switch: Some(annotation(annotations, LOGICAL_SWITCH)).filter(|s| !s.is_empty()),
+    }
+}
+
+/// An annotation item as upstream's `checkIPConflict` reads it: `a/n` by
+/// `ParseCIDR` (untrimmed), anything else by `ParseIP` of the trimmed text.
+pub fn parse_item(item: &str) -> Option<IpAddr> {
+    if item.contains('/') {
+        parse_cidr(item).map(|c| c.ip)
+    } else {
+        parse_ip(item.trim())
+    }
+}
+
+/// The items of an `ip_address` annotation.
+pub fn split_items(value: &str) -> Vec<Option<IpAddr>> {
+    value.split(',').map(parse_item).collect()
+}
 
 /// Runs every check; `Err` holds upstream's aggregate message.
 pub fn validate(annotations: &BTreeMap<String, String>) -> Result<(), String> {

@@ -1,0 +1,279 @@
+//! Conflicts: each static address against the IP objects of its subnet, the
+//! way upstream's `checkIPConflict` compares them, with the owner rules of
+//! I2 and I3 and the pool groups of I13; and the subnet a pod's primary NIC
+//! lands in (I5).
+
+use crate::admission::denial::Denial;
+use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation, parse_item, split_items};
+use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
+use crate::checks::static_ip::pools::{Pool, is_address_pool};
+use crate::k8s::cluster::Cluster;
+use crate::k8s::objects::{Ip, Subnet};
+use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
+use crate::upstream::go_strconv::go_quote;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::rc::Rc;
+
+/// How an IP CR relates to the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holder {
+    /// The request's own address (I2: same owner name and namespace).
+    Own,
+    /// Held by another pod of the same workload (I3).
+    Member,
+    /// Held by anyone else: a conflict.
+    Other,
+}
+
+/// The IP CRs of one subnet by address, each list in name order (I12).
+pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
+
+/// The subnet a pod lands in when nothing else names one.
+pub const DEFAULT_SUBNET: &str = "ovn-default";
+
+/// The checks of one claim, with the IP objects of each subnet asked about
+/// looked up once and indexed by address.
+pub struct Checker<'r, 'c> {
+    claim: &'r Claim<'r>,
+    cluster: &'c dyn Cluster,
+    indexes: RefCell<Vec<(String, Rc<Index>)>>,
+}
+
+impl<'r, 'c> Checker<'r, 'c> {
+    /// A checker that has looked nothing up yet.
+    pub fn new(claim: &'r Claim<'r>, cluster: &'c dyn Cluster) -> Self {
+        Checker {
+            claim,
+            cluster,
+            indexes: RefCell::default(),
+        }
+    }
+
+    /// I5: the subnet Kube-OVN will put the pod's primary NIC in.
+    pub fn primary_subnet(&self, annotated: Option<&str>) -> Result<String, Denial> {
+        if let Some(subnet) = annotated {
+            return Ok(subnet.to_string());
+        }
+        if let Some(ns) = self.cluster.namespace(self.claim.namespace)? {
+            let first = annotation(&ns.metadata.annotations, LOGICAL_SWITCH)
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .trim();
+            if !first.is_empty() {
+                return Ok(first.to_string());
+            }
+        }
+        let subnets = sorted_by_name(self.cluster.subnets()?);
+        let bound = subnets
+            .iter()
+            .find(|s| s.spec.namespaces.iter().any(|n| n == self.claim.namespace));
+        let chosen = bound.or_else(|| subnets.iter().find(|s| s.spec.default));
+        Ok(chosen
+            .map_or(DEFAULT_SUBNET, |s| s.metadata.name.as_str())
+            .to_string())
+    }
+
+    /// The IP CRs of a subnet by address, looked up once per subnet.
+    fn index(&self, subnet: &str) -> Result<Rc<Index>, Denial> {
+        if let Some((_, index)) = self
+            .indexes
+            .borrow()
+            .iter()
+            .find(|(name, _)| name == subnet)
+        {
+            return Ok(index.clone());
+        }
+        let mut index = Index::new();
+        for ip in self.cluster.ips_in_subnet(subnet)? {
+            let ip = Rc::new(ip);
+            for address in ip_cr_addresses(&ip) {
+                index.entry(address).or_default().push(ip.clone());
+            }
+        }
+        for holders in index.values_mut() {
+            holders.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        }
+        let index = Rc::new(index);
+        self.indexes
+            .borrow_mut()
+            .push((subnet.to_string(), index.clone()));
+        Ok(index)
+    }
+
+    fn holder(&self, ip: &Ip) -> Holder {
+        if ip.spec.namespace != self.claim.namespace {
+            return Holder::Other;
+        }
+        if ip.spec.pod_name == self.claim.owner_name {
+            return Holder::Own;
+        }
+        let workload = match &self.claim.subject {
+            Subject::Pod { controller, .. } => controller.as_ref(),
+            Subject::Workload(w) => Some(w),
+        };
+        if workload.is_some_and(|w| w.generates(&ip.spec.pod_name)) {
+            Holder::Member
+        } else {
+            Holder::Other
+        }
+    }
+
+    /// Every check of one NIC whose subnet is known.
+    pub fn nic(&self, nic: &Nic<'_>, subnet: &str) -> Result<(), Denial> {
+        if !nic.ip_address.is_empty() {
+            check_family_uniqueness(nic.ip_address)?;
+            self.conflicts(nic.ip_address, &split_items(nic.ip_address), subnet)?;
+        }
+        if is_address_pool(nic.ip_pool) {
+            let pool = Pool::parse(nic.ip_pool);
+            self.conflicts(nic.ip_pool, &pool.items, subnet)?;
+            if let Subject::Pod { statefulset, .. } = &self.claim.subject {
+                self.pool_group(nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
+            }
+        } else {
+            self.pool_name(nic.ip_pool)?;
+        }
+        Ok(())
+    }
+
+    /// An `ip_pool` naming an IPPool: the IPPool must exist.
+    pub fn pool_name(&self, pool: &str) -> Result<(), Denial> {
+        if pool.is_empty() || is_address_pool(pool) {
+            return Ok(());
+        }
+        if self.cluster.ippool_exists(pool)? {
+            Ok(())
+        } else {
+            Err(Denial::forbidden(format!(
+                "ippool {} not found",
+                go_quote(pool)
+            )))
+        }
+    }
+
+    /// Upstream's `checkIPConflict`: each address, in annotation order,
+    /// against the subnet's IP CRs; the first CR held by someone else wins.
+    fn conflicts(&self, value: &str, items: &[Option<IpAddr>], subnet: &str) -> Result<(), Denial> {
+        let index = self.index(subnet)?;
+        for item in items {
+            let Some(address) = item else {
+                return Err(Denial::forbidden(format!(
+                    "invalid static ip/ippool annotation value: {value}"
+                )));
+            };
+            let holders = index.get(address).map_or(&[][..], Vec::as_slice);
+            if let Some(other) = holders.iter().find(|ip| self.holder(ip) == Holder::Other) {
+                return Err(conflict(address, other));
+            }
+        }
+        Ok(())
+    }
+
+    /// I13 (and I3's siblings) for a pod: the pool group kube-ovn-controller
+    /// will give it must be wholly free or its own. A StatefulSet pod gets
+    /// only the group at its ordinal; any other pod the first free group.
+    fn pool_group(
+        &self,
+        value: &str,
+        pool: &Pool,
+        statefulset: Option<&StatefulSetPod>,
+        subnet: &str,
+    ) -> Result<(), Denial> {
+        let index = self.index(subnet)?;
+        // The first CR, by name, that holds the address for someone else.
+        let taken_by = |a: &IpAddr| {
+            index
+                .get(a)
+                .and_then(|hs| hs.iter().find(|ip| self.holder(ip) != Holder::Own))
+        };
+        let Some(sts) = statefulset else {
+            if pool
+                .groups()
+                .any(|group| group.iter().flatten().all(|a| taken_by(a).is_none()))
+            {
+                return Ok(());
+            }
+            return Err(Denial::forbidden(format!(
+                "ip_pool {value} has no free address in subnet {subnet}"
+            )));
+        };
+        let Some(group) = usize::try_from(sts.ordinal)
+            .ok()
+            .and_then(|i| pool.group(i))
+        else {
+            return Err(Denial::forbidden(format!(
+                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
+                sts.ordinal, sts.statefulset
+            )));
+        };
+        for address in group.iter().flatten() {
+            if let Some(holder) = taken_by(address) {
+                return Err(conflict(address, holder));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Upstream's conflict message: the address and the IP CR that holds it.
+fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
+    Denial::forbidden(format!(
+        "annotation static-ip {} is conflict with ip crd {}, ip {}",
+        format_ip(address),
+        holder.metadata.name,
+        holder.spec.ip_address
+    ))
+}
+
+fn sorted_by_name(subnets: &[Subnet]) -> Vec<&Subnet> {
+    let mut sorted: Vec<&Subnet> = subnets.iter().collect();
+    sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    sorted
+}
+
+/// I1: the addresses an IP CR holds, by value: `v4IpAddress`/`v6IpAddress`,
+/// or `ipAddress` split on `,` when neither is set.
+pub fn ip_cr_addresses(ip: &Ip) -> Vec<IpAddr> {
+    let spec = &ip.spec;
+    let split: Vec<&str> = if spec.v4_ip_address.is_empty() && spec.v6_ip_address.is_empty() {
+        spec.ip_address.split(',').collect()
+    } else {
+        vec![spec.v4_ip_address.as_str(), spec.v6_ip_address.as_str()]
+    };
+    split.into_iter().filter_map(parse_item).collect()
+}
+
+/// Upstream's `checkIPAddressFamilyUniqueness`: at most one IPv4 and one IPv6
+/// in `ip_address`; an unparsable item leaves the value to other checks.
+fn check_family_uniqueness(value: &str) -> Result<(), Denial> {
+    let (mut v4, mut v6) = (0, 0);
+    for item in value.split(',') {
+        let item = item.trim();
+        let parsed = if item.contains('/') {
+            parse_cidr(item).map(|c| c.ip)
+        } else {
+            parse_ip(item)
+        };
+        match parsed {
+            Some(IpAddr::V4(_)) => v4 += 1,
+            Some(IpAddr::V6(_)) => v6 += 1,
+            None => return Ok(()),
+        }
+    }
+    if v4 > 1 {
+        return Err(Denial::forbidden(format!(
+            "multiple IPv4 addresses in ip_address annotation {}",
+            go_quote(value)
+        )));
+    }
+    if v6 > 1 {
+        return Err(Denial::forbidden(format!(
+            "multiple IPv6 addresses in ip_address annotation {}",
+            go_quote(value)
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! I6: a static IP inside its subnet, and not one of the addresses the
+//! subnet keeps for itself.
+
+use crate::admission::denial::Denial;
+use crate::checks::static_ip::network::parse_item;
+use crate::k8s::cluster::Cluster;
+use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
+use std::net::IpAddr;
+
+/// I6: a static IP must lie in its subnet's CIDR (per family) and must not be
+/// its gateway, network address or IPv4 broadcast address. Applies only when
+/// the subnet exists with a readable CIDR; `excludeIps` are allowed.
+pub fn check_in_subnet(
+    value: &str,
+    subnet_name: &str,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    if value.is_empty() {
+        return Ok(());
+    }
+    let Some(subnet) = cluster.subnet(subnet_name)? else {
+        return Ok(());
+    };
+    let cidr = subnet.spec.cidr_block.as_str();
+    let Some(blocks) = cidr
+        .split(',')
+        .map(parse_cidr)
+        .collect::<Option<Vec<_>>>()
+        .filter(|_| !cidr.is_empty())
+    else {
+        return Ok(());
+    };
+    let gateways: Vec<IpAddr> = subnet
+        .spec
+        .gateway
+        .split(',')
+        .filter_map(|g| parse_ip(g.trim()))
+        .collect();
+    for ip in value.split(',').filter_map(parse_item) {
+        let shown = format_ip(&ip);
+        let Some(block) = blocks.iter().find(|b| b.net.contains(&ip)) else {
+            return Err(Denial::bad_request(format!(
+                "static ip {shown} is not in subnet {subnet_name} cidr {cidr}"
+            )));
+        };
+        if gateways.contains(&ip) {
+            return Err(Denial::bad_request(format!(
+                "static ip {shown} is the gateway of subnet {subnet_name}"
+            )));
+        }
+        // Point-to-point (/31, /127) and host (/32, /128) blocks have no
+        // network or broadcast address to avoid.
+        if block.net.max_prefix_len() - block.net.prefix_len() < 2 {
+            continue;
+        }
+        if ip == block.net.network() {
+            return Err(Denial::bad_request(format!(
+                "static ip {shown} is the network address of subnet {subnet_name}"
+            )));
+        }
+        if matches!(ip, IpAddr::V4(_)) && ip == block.net.broadcast() {
+            return Err(Denial::bad_request(format!(
+                "static ip {shown} is the broadcast address of subnet {subnet_name}"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! `kubeovn.io/v1` Subnet ([`crate::k8s::kinds::SUBNET`]).
+
+use super::Meta;
+use serde::{Deserialize, Deserializer};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Subnet {
+    pub metadata: Meta,
+    pub spec: SubnetSpec,
+    pub status: SubnetStatus,
+}
+
+/// The `spec` fields the checks read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SubnetSpec {
+    /// `a/b` or `v4/x,v6/y`; empty for a MAC-only underlay subnet.
+    pub cidr_block: String,
+    /// `a` or `v4,v6`.
+    pub gateway: String,
+    /// Namespaces bound to this subnet.
+    pub namespaces: Vec<String>,
+    /// The cluster's default subnet.
+    pub default: bool,
+    /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
+    pub vpc: String,
+    /// The underlay VLAN, if any.
+    pub vlan: String,
+    /// `IPv4`, `IPv6`, `Dual`, `Mac` or empty.
+    pub protocol: String,
+    /// Reserved addresses: `ip` or `a..b`.
+    pub exclude_ips: Vec<String>,
+    /// CIDRs allowed to reach a private subnet.
+    pub allow_subnets: Vec<String>,
+    /// `distributed`, `centralized` or empty.
+    pub gateway_type: String,
+    /// Interface MTU; 0 when unset.
+    pub mtu: u32,
+    pub nat_outgoing: bool,
+    /// `ip` or `v4,v6` of an external egress gateway.
+    pub external_egress_gateway: String,
+    /// The policy-routing table of the external egress gateway.
+    #[serde(rename = "policyRoutingTableID")]
+    pub policy_routing_table_id: u32,
+    /// Virtual IPs that must lie in the CIDR.
+    pub vips: Vec<String>,
+    pub logical_gateway: bool,
+    /// Underlay-to-overlay interconnection.
+    pub u2o_interconnection: bool,
+    #[serde(rename = "u2oInterconnectionIP")]
+    pub u2o_interconnection_ip: String,
+    pub u2o_features: U2oFeatures,
+    pub nat_outgoing_policy_rules: Vec<NatOutgoingPolicyRule>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct U2oFeatures {
+    /// Route only overlay traffic through the u2o port.
+    pub overlay_only_routing: bool,
+}
+
+/// Only a rule's match is validated.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NatOutgoingPolicyRule {
+    #[serde(rename = "match")]
+    pub matches: NatOutgoingPolicyMatch,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NatOutgoingPolicyMatch {
+    /// Comma-separated IPs or CIDRs.
+    #[serde(rename = "srcIPs")]
+    pub src_ips: String,
+    /// Comma-separated IPs or CIDRs.
+    #[serde(rename = "dstIPs")]
+    pub dst_ips: String,
+}
+
+/// The counters a Subnet UPDATE or DELETE reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct SubnetStatus {
+    #[serde(rename = "v4usingIPs")]
+    pub v4_using_ips: BigInt,
+    #[serde(rename = "v6usingIPs")]
+    pub v6_using_ips: BigInt,
+}
+
+impl SubnetStatus {
+    /// Whether any address of either family is in use.
+    pub fn ips_in_use(&self) -> bool {
+        !self.v4_using_ips.is_zero() || !self.v6_using_ips.is_zero()
+    }
+}
+
+/// Kube-OVN's `internal.BigInt` counter as JSON carries it: a number or a
+/// quoted number, `null` meaning zero. Only whether it is zero matters here.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BigInt {
+    nonzero: bool,
+}
+
+impl BigInt {
+    /// Whether the counter is zero.
+    pub fn is_zero(&self) -> bool {
+        !self.nonzero
+    }
+
+    /// Reads the JSON text as `BigInt.UnmarshalJSON` does: an integer, or a
+    /// float with an integral value, optionally quoted; `None` when invalid.
+    pub fn parse(json: &str) -> Option<Self> {
+        if json == "null" {
+            return Some(BigInt::default());
+        }
+        let text = json
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .unwrap_or(json);
+        decimal_is_zero(text).map(|zero| BigInt { nonzero: !zero })
+    }
+}
+
+/// Whether a decimal number (`-12`, `7.0`, `1e3`) is zero; `None` when it
+/// is not a number or not an integer.
+fn decimal_is_zero(text: &str) -> Option<bool> {
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => {
+            let exp = &unsigned[at + 1..];
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            // Saturate: an exponent beyond any digit count decides the same way.
+            let magnitude = digits
+                .parse::<i64>()
+                .unwrap_or(i64::MAX / 2)
+                .min(i64::MAX / 2);
+            let exp = if exp.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            };
+            (&unsigned[..at], exp)
+        }
+        None => (unsigned, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = || int_part.bytes().chain(frac_part.bytes());
+    if int_part.len() + frac_part.len() == 0 || !digits().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Digits at or after the decimal point (shifted by the exponent) must be zero.
+    let point = i64::try_from(int_part.len())
+        .unwrap_or(i64::MAX)
+        .saturating_add(exponent);
+    let integral = digits()
+        .enumerate()
+        .all(|(i, b)| b == b'0' || i64::try_from(i).unwrap_or(i64::MAX) < point);
+    integral.then(|| digits().all(|b| b == b'0'))
+}
+
+impl<'de> Deserialize<'de> for BigInt {
+    /// Read from the value's text, as Go's `BigInt.UnmarshalJSON` reads it.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&serde_json::value::RawValue>::deserialize(d)?.get();
+        BigInt::parse(raw)
+            .ok_or_else(|| serde::de::Error::custom(format!("invalid big integer: {raw}")))
+    }
+}

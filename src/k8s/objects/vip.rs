@@ -1,0 +1,36 @@
+//! `kubeovn.io/v1` Vip ([`crate::k8s::kinds::VIP`]).
+
+use super::Meta;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct Vip {
+    pub metadata: Meta,
+    pub spec: VipSpec,
+    pub status: VipStatus,
+}
+
+/// Every `spec` field: an UPDATE is checked when any of them changed. Lists
+/// keep an absent or `null` list (`None`) apart from `[]`, as Go's
+/// `reflect.DeepEqual` keeps a nil slice apart from an empty one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VipSpec {
+    pub namespace: String,
+    pub subnet: String,
+    #[serde(rename = "type")]
+    pub vip_type: String,
+    pub v4ip: String,
+    pub v6ip: String,
+    pub mac_address: String,
+    pub selector: Option<Vec<String>>,
+    pub attach_subnets: Option<Vec<String>>,
+}
+
+/// A MAC is set once it is assigned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct VipStatus {
+    pub mac: String,
+}

@@ -429,6 +429,8 @@ def main():
 
 # (file, text, replacement, what the validator must then report)
 MISTAKES = [
+    ("metadata.yml", "  - apiVersion: kubeovn.io/v1\n    kind: QoSPolicy\n", "",
+     "are not the kinds the policy looks up"),
     ("deploy/cluster-admission-policies.yaml", "timeoutEvalSeconds: 8", "timeoutEvalSecond: 8",
      "'timeoutEvalSecond' was unexpected"),
     ("deploy/cluster-admission-policies.yaml", "timeoutSeconds: 10", "timeoutSeconds: 60",
@@ -467,6 +469,7 @@ def self_test():
             for part in ("scripts", "deploy", "test_data"):
                 shutil.copytree(ROOT / part, Path(tmp) / part)
             shutil.copy(ROOT / "metadata.yml", tmp)
+            shutil.copy(ROOT / "kinds.json", tmp)
             target = Path(tmp) / file
             text = target.read_text()
             if old not in text:

@@ -117,12 +117,11 @@ pub trait Cluster {
         labels: &[(&str, &str)],
     ) -> Result<Vec<IptablesRule>, LookupError>;
     /// The names of the objects of a kind carrying every one of these labels,
-    /// in no order; `field_masks` keep the answer small (no spec field is read).
+    /// in no order.
     fn labelled(
         &self,
         kind: &ApiResource,
         labels: &[(&str, &str)],
-        field_masks: &[&str],
     ) -> Result<Vec<String>, LookupError>;
     /// The `kubeovn.io/v1` Subnet of that name (its CIDR and gateway), `None`
     /// when it does not exist.
@@ -205,6 +204,19 @@ pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
 
 /// Only an IPPool's existence is read: the same mask keeps nothing but its `metadata`.
 pub const IPPOOL_FIELD_MASKS: [&str; 1] = ["metadata"];
+
+/// The fields kept of an object listed by its labels, for its name alone:
+/// the field its selector's label mirrors (no spec field is read), one set
+/// per kind so that each keeps one watch cache for such lists.
+fn labelled_field_masks(kind: &ApiResource) -> &'static [&'static str] {
+    if *kind == kinds::IPTABLES_EIP {
+        &["spec.natGwDp"]
+    } else if kind.kind.starts_with("Ovn") {
+        &["spec.ovnEip"]
+    } else {
+        &["spec.eip"]
+    }
+}
 
 /// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
 pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
@@ -646,12 +658,11 @@ impl<H: Host> Cluster for HostCluster<H> {
         &self,
         kind: &ApiResource,
         labels: &[(&str, &str)],
-        field_masks: &[&str],
     ) -> Result<Vec<String>, LookupError> {
         let Some(selector) = label_selector(labels) else {
             return Ok(Vec::new());
         };
-        let raw = self.list_raw(kind, Some(selector), Some(field_masks))?;
+        let raw = self.list_raw(kind, Some(selector), Some(labelled_field_masks(kind)))?;
         Ok(decode_list::<Named>(kind, &raw)?
             .into_iter()
             .map(|o| o.metadata.name)

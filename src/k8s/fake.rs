@@ -123,7 +123,6 @@ impl Cluster for FakeCluster {
         &self,
         kind: &ApiResource,
         labels: &[(&str, &str)],
-        _: &[&str],
     ) -> Result<Vec<String>, LookupError> {
         Ok(self
             .matching(kind, labels)?

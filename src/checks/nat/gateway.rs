@@ -193,11 +193,7 @@ fn validate_spec(
 
 /// A VpcNatGateway DELETE: refused while an IptablesEIP is labelled with it.
 pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
-    let eips = cluster.labelled(
-        &kinds::IPTABLES_EIP,
-        &[(NAT_GW_NAME_LABEL, name)],
-        &["spec.natGwDp"],
-    )?;
+    let eips = cluster.labelled(&kinds::IPTABLES_EIP, &[(NAT_GW_NAME_LABEL, name)])?;
     if eips.is_empty() {
         Ok(())
     } else {

@@ -119,13 +119,13 @@ pub fn validate_eip_delete(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(
     }
     let labels = [(EIP_V4_IP_LABEL, eip.status.ip.as_str())];
     for using in eip.status.nat.split(',') {
-        let (kind, masks) = match using {
-            "fip" => (&kinds::IPTABLES_FIP_RULE, ["spec.eip"]),
-            "snat" => (&kinds::IPTABLES_SNAT_RULE, ["spec.eip"]),
-            "dnat" => (&kinds::IPTABLES_DNAT_RULE, ["spec.eip"]),
+        let kind = match using {
+            "fip" => &kinds::IPTABLES_FIP_RULE,
+            "snat" => &kinds::IPTABLES_SNAT_RULE,
+            "dnat" => &kinds::IPTABLES_DNAT_RULE,
             _ => continue,
         };
-        if !cluster.labelled(kind, &labels, &masks)?.is_empty() {
+        if !cluster.labelled(kind, &labels)?.is_empty() {
             return Err(bad(format!(
                 "eip \"{}\" is still in use, you need to delete the {} of eip first",
                 eip.metadata.name, eip.status.nat
@@ -285,11 +285,7 @@ fn not_used_by(
     if eip.status.ip.is_empty() {
         return Ok(());
     }
-    let mut users = cluster.labelled(
-        other,
-        &[(EIP_V4_IP_LABEL, eip.status.ip.as_str())],
-        &["spec.eip"],
-    )?;
+    let mut users = cluster.labelled(other, &[(EIP_V4_IP_LABEL, eip.status.ip.as_str())])?;
     users.sort();
     match users.first() {
         None => Ok(()),

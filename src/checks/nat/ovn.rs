@@ -108,10 +108,7 @@ pub fn validate_eip_delete(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), De
         (EIP_V6_IP_LABEL, v6.as_str()),
     ];
     for kind in [OvnNatKind::DnatRule, OvnNatKind::Fip, OvnNatKind::SnatRule] {
-        if !cluster
-            .labelled(kind.as_kind(), &labels, &["spec.ovnEip"])?
-            .is_empty()
-        {
+        if !cluster.labelled(kind.as_kind(), &labels)?.is_empty() {
             return Err(bad(format!(
                 "OvnEip {} is still used by ovn nat",
                 eip.metadata.name

@@ -15,6 +15,15 @@
 //!
 //! [`subnet_address`] is the "address in its subnet" check that Vip, IP and
 //! the EIP kinds share.
+//!
+//! `I<n>` in comments names the improvement of the contract a piece of code
+//! carries out (`docs/differences.md` has each in full): I1 addresses
+//! compared by value; I2 ownership needs name and namespace; I3 workloads
+//! own their pods' addresses; I4 pools with `;`; I5 the subnet a pod lands
+//! in; I6 static IPs checked against their subnet; I7 attachment networks;
+//! I8 the default VPC; I9 the apiserver address; I10 workload updates; I11
+//! audit; I12 determinism (the first by name); I13 pools as the controller
+//! allocates them.
 
 pub mod ip;
 pub mod nat;

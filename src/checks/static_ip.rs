@@ -1,5 +1,6 @@
 //! Static-IP admission for Pods and workload templates (kube-ovn-webhook's
-//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12 and I13.
+//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12 and I13
+//! (named in [`crate::checks`]).
 //! The entries ([`admit_pod`], [`admit_workload`]) and the order of the
 //! checks ([`validate`]) are here; below, the pieces by what they do:
 //! [`network`] (the annotations and `ValidatePodNetwork`), [`conflicts`],

@@ -5,6 +5,9 @@
 #   make test               every test below that can run here (scripts/suite.py),
 #                           then a summary: `test: N passed, N failed, N skipped`
 #   make conformance CASES=<dir>   conformance cases through policy.wasm in our host
+#   make fidelity [UPDATE=1]  the policy's answers against kube-ovn-webhook's recorded ones
+#                           (`fidelity: N cases, …, N unexplained`); UPDATE=1 writes the
+#                           table of docs/differences.md
 #   make fuzz-smoke         every fuzz target for FUZZ_SMOKE_SECONDS on stable Rust
 #   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
 #                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
@@ -32,6 +35,11 @@
 #   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
 #                           (BENCH_E2E_APISERVER=kube-apiserver: a real API server, not the stand-in)
 #   make e2e-data           re-record test_data/ sessions with kwctl
+#
+# kube-ovn-webhook is in no registry either: built by hand outside this
+# repository (docs/fidelity.md), named by KUBE_OVN_WEBHOOK=<binary>:
+#   make oracle [ORACLE_FLAGS=--record]   every case asked of upstream itself, against a
+#                           real kube-apiserver; checks (or writes) the recorded answers
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
 SHELL        := bash
@@ -46,7 +54,8 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
-	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json
+	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
+	fidelity oracle
 
 all: policy.wasm
 
@@ -152,6 +161,17 @@ fuzz-smoke:
 
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)
+
+# The shared public cases, read in place: their copies in tests/conformance carry the records.
+SHARED_CASES ?= ../shared/conformance/cases
+fidelity: policy.wasm
+	@mkdir -p target
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- \
+		--answers target/fidelity-answers.jsonl policy.wasm tests/conformance tests/cases
+	python3 scripts/fidelity.py target/fidelity-answers.jsonl --shared $(SHARED_CASES) $(if $(UPDATE),--update-doc)
+
+oracle: cluster-bin
+	python3 e2e/oracle.py $(ORACLE_FLAGS) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 
 # Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
 ifneq ($(KUBEWARDEN_BIN),)

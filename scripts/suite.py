@@ -26,6 +26,7 @@ STEPS = [
     ("lint-workflows", "actionlint on .github/workflows"),
     ("unit-tests", "the policy's unit and property tests"),
     ("host-tests", "the compiled module in our waPC host: every conformance case, sessions, bounds, metadata"),
+    ("fidelity", "every case's answer against kube-ovn-webhook's recorded one, docs/differences.md against the records"),
     ("fuzz-smoke", "every fuzz target from its seeds"),
     ("bench-quick", "every benchmark scenario's answer"),
     ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""The policy's answers held against kube-ovn-webhook's recorded ones (`make fidelity`).
+
+    python3 scripts/fidelity.py ANSWERS [--shared DIR] [--update-doc]
+
+ANSWERS is what `conformance --answers` wrote: the policy's answer to every
+case (one JSON object a line, with the case's file). Each case carries
+upstream's answer to the same request and cluster in `upstream`, recorded by
+`make oracle` from kube-ovn-webhook itself (tests/README.md). A case agrees
+when the policy answers as upstream did (decision, code, message,
+warnings); it differs as documented when it does not, and the case names a
+contract item that docs/differences.md lists (`contract: I<n>`, or
+`difference: §5` where a public case says `upstream` but the policy words a
+bad-input rejection its own way); anything else is unexplained. A record whose `input` no longer matches the case's
+request and cluster is stale: upstream was asked something else.
+
+docs/differences.md is checked against the records: every item it lists
+has a case, and its table of the cases where upstream answers otherwise
+(between the `fidelity` markers) is the one these records give
+(`--update-doc` writes it).
+
+Cases of --shared (the public set, read in place) are the copies in
+tests/conformance when their content is the same; a shared case without a
+recorded copy is counted as unrecorded.
+
+The last line: `fidelity: N cases, N agree, N differ as documented, N unexplained`.
+Exits 1 when a case is unexplained or stale, or the document disagrees.
+"""
+
+import argparse
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs/differences.md"
+BEGIN, END = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
+ITEM = re.compile(r"^(I\d+|§\d+)$")
+# What a case adds to its copy of a shared case: upstream's answer, and the item it differs by.
+ADDED = ("upstream", "difference")
+
+
+def case_input(case):
+    """The hash e2e/oracle.py records: what upstream's answer depends on."""
+    key = {k: case.get(k) for k in ("request", "cluster", "settings", "forbidden")}
+    text = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def answer_of(record):
+    """The comparable part of an answer: a denial's code and message, warnings always."""
+    allowed = bool(record["allowed"])
+    return {
+        "allowed": allowed,
+        "code": None if allowed else record.get("code"),
+        "message": None if allowed else record.get("message"),
+        "warnings": list(record.get("warnings") or []),
+    }
+
+
+def item_order(item):
+    return (item[0] != "I", int(item[1:]))
+
+
+def documented_items(text):
+    """The items docs/differences.md lists: its bullets `- **I<n> …**` and `- **§<n> …**`."""
+    return sorted(set(re.findall(r"^- \*\*(I\d+|§\d+)\b", text, re.M)), key=item_order)
+
+
+def table(items, shown, alike):
+    """The document's table: per item, the cases where upstream answers otherwise."""
+    lines = [BEGIN, "", "| item | cases where kube-ovn-webhook answers otherwise |", "|---|---|"]
+    for item in items:
+        if shown.get(item):
+            cell = ", ".join(f"`{c}`" for c in sorted(shown[item]))
+        else:
+            cell = "none: upstream answers this item's cases alike (" + \
+                ", ".join(f"`{c}`" for c in sorted(alike.get(item, []))) + ")"
+        lines.append(f"| {item} | {cell} |")
+    return "\n".join(lines + ["", END])
+
+
+def judge(answers, shared):
+    """(results, problems): one result per distinct case, and what is wrong with the records."""
+    results, problems, seen = [], [], {}
+    copies = {}
+    for line in answers:
+        path = Path(line["file"])
+        case = json.loads(path.read_text())
+        if path.resolve().parent == shared:
+            continue  # judged through its copy below
+        name = path.stem
+        if path.parent.name == "conformance":
+            copies[path.name] = case
+        record = case.get("upstream")
+        item = case.get("contract") if ITEM.match(str(case.get("contract"))) else case.get("difference")
+        entry = {"case": name, "item": item, "policy": answer_of(line)}
+        if record is None:
+            entry["status"] = "unrecorded"
+            problems.append(f"{name}: no recorded upstream answer: run make oracle")
+        elif record.get("input") != case_input(case):
+            entry["status"] = "stale"
+            problems.append(f"{name}: the recorded upstream answer is stale (the case changed): run make oracle")
+        elif record.get("asked") is False:
+            entry["status"] = "not asked"
+            entry["why"] = record.get("why", "")
+        else:
+            entry["upstream"] = answer_of(record)
+            if entry["upstream"] == entry["policy"]:
+                entry["status"] = "agree"
+            elif ITEM.match(str(entry["item"] or "")):
+                entry["status"] = "differs"
+            else:
+                entry["status"] = "unexplained"
+        seen[case_input(case)] = name
+        results.append(entry)
+    if shared:
+        for path in sorted(shared.glob("*.json")):
+            case = json.loads(path.read_text())
+            copy = copies.get(path.name)
+            if copy is None or {k: v for k, v in copy.items() if k not in ADDED} != case:
+                results.append({"case": f"shared/{path.stem}", "item": case.get("contract"), "status": "unrecorded"})
+    return results, problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("answers", help="the file `conformance --answers` wrote")
+    parser.add_argument("--shared", help="the public cases read in place (their copies carry the records)")
+    parser.add_argument("--update-doc", action="store_true", help="write the table of docs/differences.md")
+    parser.add_argument("--verbose", action="store_true", help="one line per case")
+    args = parser.parse_args()
+    answers = [json.loads(line) for line in Path(args.answers).read_text().splitlines() if line.strip()]
+    shared = Path(args.shared).resolve() if args.shared and Path(args.shared).is_dir() else None
+    results, problems = judge(answers, shared)
+
+    doc = DOC.read_text()
+    items = documented_items(doc)
+    shown, alike = {}, {}
+    for r in results:
+        if r["status"] == "agree" and r["item"]:
+            alike.setdefault(r["item"], []).append(r["case"])
+        if r["status"] == "differs":
+            if r["item"] in items:
+                shown.setdefault(r["item"], []).append(r["case"])
+            else:
+                r["status"] = "unexplained"
+                r["why"] = f"{r['item']} is not in docs/differences.md"
+    for item in items:
+        if item not in shown and item not in alike:
+            problems.append(f"docs/differences.md lists {item}, but no recorded case names it")
+    wanted = table(items, shown, alike)
+    if BEGIN not in doc or END not in doc:
+        problems.append(f"docs/differences.md has no table between {BEGIN} and {END}")
+    else:
+        current = doc[doc.index(BEGIN):doc.index(END) + len(END)]
+        if current != wanted:
+            if args.update_doc:
+                DOC.write_text(doc.replace(current, wanted))
+                print("fidelity: docs/differences.md's table written")
+            else:
+                problems.append("docs/differences.md's table of cases is not the records': make fidelity UPDATE=1")
+
+    for r in results:
+        if r["status"] == "unexplained":
+            print(f"UNEXPLAINED {r['case']} (contract {r['item']}): {r.get('why', '')}\n"
+                  f"  policy   {json.dumps(r['policy'], ensure_ascii=False)}\n"
+                  f"  upstream {json.dumps(r['upstream'], ensure_ascii=False)}")
+        elif args.verbose or r["status"] in ("stale",):
+            print(f"{r['status']:<12} {r['case']}")
+    for p in problems:
+        print(f"FAIL {p}")
+    count = {s: sum(1 for r in results if r["status"] == s)
+             for s in ("agree", "differs", "unexplained", "not asked", "unrecorded", "stale")}
+    judged = count["agree"] + count["differs"] + count["unexplained"]
+    if count["not asked"]:
+        print(f"# not asked of upstream: " + ", ".join(r["case"] for r in results if r["status"] == "not asked"))
+    if count["unrecorded"]:
+        print(f"# {count['unrecorded']} cases without a recorded upstream answer (make oracle records them): "
+              + ", ".join(r["case"] for r in results if r["status"] == "unrecorded")[:2000])
+    print(f"fidelity: {judged} cases, {count['agree']} agree, {count['differs']} differ as documented, "
+          f"{count['unexplained']} unexplained")
+    return 1 if count["unexplained"] or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,6 +40,8 @@
 # repository (docs/fidelity.md), named by KUBE_OVN_WEBHOOK=<binary>:
 #   make oracle [ORACLE_FLAGS=--record]   every case asked of upstream itself, against a
 #                           real kube-apiserver; checks (or writes) the recorded answers
+#   make oracle-generated [GEN_SEED=1 GEN_COUNT=500]   generated requests (e2e/generate.py)
+#                           asked of upstream and the policy; disagreements saved as cases
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
 SHELL        := bash
@@ -55,7 +57,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
-	fidelity oracle
+	fidelity oracle oracle-generated
 
 all: policy.wasm
 
@@ -172,6 +174,20 @@ fidelity: policy.wasm
 
 oracle: cluster-bin
 	python3 e2e/oracle.py $(ORACLE_FLAGS) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
+
+# Generated requests asked of upstream and of the policy; every disagreement
+# is saved as a case, upstream's answer expected, in target/oracle-disagreements.
+GEN_SEED  ?= 1
+GEN_COUNT ?= 500
+oracle-generated: policy.wasm cluster-bin
+	@if [ ! -x "$(KUBE_OVN_WEBHOOK)" ]; then \
+		echo "SKIPPED: oracle-generated: KUBE_OVN_WEBHOOK names no kube-ovn-webhook binary (docs/fidelity.md)"; exit 0; fi; \
+	set -e; rm -rf target/oracle-disagreements; \
+	python3 e2e/generate.py target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
+	python3 e2e/oracle.py --record target/generated | tail -2; \
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- \
+		--answers target/generated-answers.jsonl policy.wasm target/generated > /dev/null || true; \
+	python3 scripts/fidelity.py target/generated-answers.jsonl --generated target/oracle-disagreements
 
 # Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
 ifneq ($(KUBEWARDEN_BIN),)

@@ -50,12 +50,20 @@ def case_input(case):
 
 
 def answer_of(record):
-    """The comparable part of an answer: a denial's code and message, warnings always."""
+    """The comparable part of an answer: a denial's code and message, warnings always.
+
+    Upstream joins ValidatePodNetwork's errors (`[a, b]`) in Go's random map
+    order, the policy in key order (docs/differences.md): such a message is
+    compared as the set of its parts.
+    """
     allowed = bool(record["allowed"])
+    message = None if allowed else record.get("message")
+    if message and message.startswith("[") and message.endswith("]") and ", " in message:
+        message = "[" + ", ".join(sorted(message[1:-1].split(", "))) + "]"
     return {
         "allowed": allowed,
         "code": None if allowed else record.get("code"),
-        "message": None if allowed else record.get("message"),
+        "message": message,
         "warnings": list(record.get("warnings") or []),
     }
 
@@ -96,7 +104,7 @@ def judge(answers, shared):
             copies[path.name] = case
         record = case.get("upstream")
         item = case.get("contract") if ITEM.match(str(case.get("contract"))) else case.get("difference")
-        entry = {"case": name, "item": item, "policy": answer_of(line)}
+        entry = {"case": name, "file": str(path), "item": item, "policy": answer_of(line)}
         if record is None:
             entry["status"] = "unrecorded"
             problems.append(f"{name}: no recorded upstream answer: run make oracle")
@@ -125,17 +133,48 @@ def judge(answers, shared):
     return results, problems
 
 
+def save_generated(results, folder):
+    """Generated cases: print and save the unexplained ones; the count line."""
+    folder.mkdir(parents=True, exist_ok=True)
+    count = {}
+    for r in results:
+        u, p = r.get("upstream"), r.get("policy")
+        if r["status"] == "unexplained" and u["code"] == p["code"] == 400 and \
+                (p["message"] or "").startswith("cannot decode "):
+            r["status"], r["item"] = "differs", "§5"  # an object that does not decode, in the policy's words
+        count[r["status"]] = count.get(r["status"], 0) + 1
+        if r["status"] != "unexplained":
+            continue
+        case = json.loads(Path(r["file"]).read_text())
+        case["expect"] = {"allowed": u["allowed"], "code": u["code"], "message": u["message"],
+                          "message_contains": None, "warnings": u["warnings"]}
+        (folder / Path(r["file"]).name).write_text(json.dumps(case, indent=2, ensure_ascii=False) + "\n")
+        print(f"DISAGREE {r['case']} (contract {r['item'] or 'upstream'})\n"
+              f"  policy   {json.dumps(r['policy'], ensure_ascii=False)}\n"
+              f"  upstream {json.dumps(u, ensure_ascii=False)}")
+    judged = sum(count.get(s, 0) for s in ("agree", "differs", "unexplained"))
+    print(f"generated: {judged} cases, {count.get('agree', 0)} agree, {count.get('differs', 0)} differ under "
+          f"their item, {count.get('unexplained', 0)} disagree (saved in {folder}), "
+          f"{count.get('not asked', 0)} not asked")
+    return 1 if count.get("unexplained") else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("answers", help="the file `conformance --answers` wrote")
     parser.add_argument("--shared", help="the public cases read in place (their copies carry the records)")
     parser.add_argument("--update-doc", action="store_true", help="write the table of docs/differences.md")
     parser.add_argument("--verbose", action="store_true", help="one line per case")
+    parser.add_argument("--generated", metavar="DIR",
+                        help="generated cases (e2e/generate.py): no document check; each unexplained case is "
+                             "saved in DIR with upstream's answer as its expected one")
     args = parser.parse_args()
     answers = [json.loads(line) for line in Path(args.answers).read_text().splitlines() if line.strip()]
     shared = Path(args.shared).resolve() if args.shared and Path(args.shared).is_dir() else None
     results, problems = judge(answers, shared)
 
+    if args.generated:
+        return save_generated(results, Path(args.generated))
     doc = DOC.read_text()
     items = documented_items(doc)
     shown, alike = {}, {}

@@ -31,8 +31,12 @@ ODD = ["010.16.0.5", "10.16.0.05", " 10.16.0.5", "10.16.0.5 ", "10.16.0", "10.16
        "fe80::1%eth0", ":::1", "fd00:10:16::5::1", "fd00:10:16::5 ", "", " ", "a", "10.16.0.5\u200b",
        "10.16.0.5/16", "10.16.0.5/33", "10.16.0.5/016", "10.16.0.5/ 16", "fd00:10:16::5/64",
        "fd00:10:16::5/129", "10.16.0.5/-1", "10.16.0.5/", "/16", "10.16.0.5/+8", "10.16.0.5/1e1",
-       "10.16.0.0/16", "10.16.0.5/32", "10.16.0.5/0"]
-POOL_NAMES = ["pool-a", "pool-missing", "Pool_A", "pool a", "pool-ä", "1pool", "pool-a ", "p" * 70]
+       "10.16.0.0/16", "10.16.0.5/32", "10.16.0.5/0", "10.16.0.5\t", "10.16.0.5\u00a0", "10.16.0.5\"",
+       "\U0001F600", "10.16.0.5\u0085"]
+POOL_NAMES = ["pool-a", "pool-missing", "Pool_A", "pool a", "pool-ä", "1pool", "pool-a ", "p" * 70,
+              # Go's %q: escapes, invisible and non-printable runes
+              "pool\t", "pool\"x", "pool\\x", "pool\u00e9", "pool\u200b", "\u0001", "pool\u00a0", "\U0001F600pool",
+              "pool\u2028", "pool\u007f", "pool\u0085", "pool\ufeff", "pool\U000e0001", "pool\u0301", "pool\ud7ff"]
 MACS = ["00:00:00:11:22:33", "00-00-00-11-22-33", "0000.0011.2233", "00:00:00:11:22", "zz:00:00:11:22:33",
         "00:00:00:11:22:33:44:55", "00:00:00:11:22:33 ", "AA:BB:CC:DD:EE:FF",
         "00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00", "0:0:0:11:22:33"]
@@ -167,8 +171,13 @@ def pod_case(rng):
                    "name": "db", "uid": "u2", "controller": pick(rng, [True, False])}]
     pool = ann.get("ovn.kubernetes.io/ip_pool", "")
     ips = [] if attached else held_ips(rng, "vm1" if owners else name)
+    holders = [a for ip in ips if ip["spec"]["subnet"] == "ovn-default" for a in ip["spec"]["ipAddress"].split(",")]
     if ";" in pool:
         contract = "I4"
+    elif attached and any(k.endswith(("ip_address", "ip_pool")) for k in ann if not k.startswith("ovn.")):
+        contract = "I7"  # an attachment alone makes the pod subject to validation, and is conflict-checked
+    elif len(holders) != len(set(holders)):
+        contract = "I12"  # several IP objects hold one address: the first in name order is named
     elif "," in pool and ips:
         contract = "I13"
     elif owners and owners[0]["kind"] != "VirtualMachineInstance" and ips:
@@ -329,10 +338,15 @@ def vip_or_ip_case(rng):
 
 
 PORTS = ["80", "0", "65535", "65536", "-1", "+80", "080", "8o", " 80", "80 ", "80-90", "1e2", "99999999999999999999",
-         "٨٠", "", "0x50", "1_000"]
+         "٨٠", "", "0x50", "1_000", "8\t0", "8\"0", "8\\0", "8\u00e90", "8\u200b0", "\u0001", "8\u00a00", "😀"]
 NAT_IPS = ["10.0.0.5", "fd00::5", "FD00::5", "bad", "", "10.0.0.256", "010.0.0.5", " 10.0.0.5", "10.0.0.0/24"]
 NAT_CIDRS = ["10.0.0.0/24", "10.0.0.5", "10.0.0.0/33", "bad", "", "10.0.0.0/24,fd00::/64", "010.0.0.0/24",
              "10.0.0.0/24,bad", "fd00::/64", "10.0.0.1/24"]
+
+
+def port_label(port):
+    """The existing rule's port label: the new rule's port where that is a valid label value."""
+    return port if port.isascii() and port.isalnum() else "80"
 
 
 def nat_config(rng):
@@ -366,8 +380,8 @@ def nat_case(rng):
         if rng.random() < 0.3:
             dnats.append({"apiVersion": "kubeovn.io/v1", "kind": "IptablesDnatRule",
                           "metadata": meta("dnat-old", labels={"ovn.kubernetes.io/vpc-nat-gw-name": "gw1",
-                                                               "ovn.kubernetes.io/vpc_dnat_eport": spec["externalPort"].strip() or "80"}),
-                          "spec": dict(spec, type=pick(rng, ["", "share"]))})
+                                                               "ovn.kubernetes.io/vpc_dnat_eport": port_label(spec["externalPort"])}),
+                          "spec": dict(spec, type=pick(rng, ["exclusive", "share"]))})
         if rng.random() < 0.2:
             fips.append({"apiVersion": "kubeovn.io/v1", "kind": "IptablesFIPRule",
                          "metadata": meta("fip-old", labels={"ovn.kubernetes.io/eip_v4_ip": "172.20.0.10"}),
@@ -392,8 +406,42 @@ def nat_case(rng):
     return request(kind, "kubeovn.io", "v1", resource, "CREATE", name, "", obj), cluster, "upstream"
 
 
-GENERATORS = [(pod_case, 0.35), (workload_case, 0.1), (subnet_case, 0.25), (vpc_case, 0.07), (vip_or_ip_case, 0.1),
-              (nat_case, 0.13)]
+def ovn_nat_case(rng):
+    eips = []
+    if rng.random() < 0.85:
+        eips.append({"apiVersion": "kubeovn.io/v1", "kind": "OvnEip", "metadata": meta("oeip-a"),
+                     "spec": {"externalSubnet": "", "v4Ip": "172.20.0.20", "type": pick(rng, ["nat", "lrp", ""])},
+                     "status": {"v4Ip": "172.20.0.20", "ready": True}})
+    subnets = [subnet_object("ovn-vpc-external-network", {"cidrBlock": "172.20.0.0/16,fd00:20::/64", "vpc": "ovn-cluster",
+                                                          "protocol": "Dual"})]
+    kind = pick(rng, ["OvnDnatRule", "OvnDnatRule", "OvnSnatRule", "OvnFip", "OvnEip"])
+    eip = pick(rng, ["oeip-a", "oeip-a", "oeip-missing", ""])
+    some = lambda corpus, p=0.5: pick(rng, corpus) if rng.random() < p else ""  # noqa: E731
+    if kind == "OvnDnatRule":
+        spec = {"ovnEip": eip, "ipName": some(["web.default", "x"]), "v4Ip": some(NAT_IPS, 0.3),
+                "v6Ip": some(NAT_IPS, 0.2), "externalPort": pick(rng, PORTS), "internalPort": pick(rng, PORTS),
+                "protocol": pick(rng, ["tcp", "TCP", "udp", "sctp", ""])}
+        resource = "ovn-dnat-rules"
+    elif kind == "OvnSnatRule":
+        spec = {"ovnEip": eip, "vpcSubnet": some(["sub-a"]), "ipName": some(["web.default"], 0.3), "vpc": some(["vpc-a"]),
+                "v4IpCidr": some(NAT_CIDRS), "v6IpCidr": some(NAT_CIDRS, 0.3)}
+        resource = "ovn-snat-rules"
+    elif kind == "OvnFip":
+        spec = {"ovnEip": eip, "ipName": some(["web.default"]), "v4Ip": some(NAT_IPS, 0.3), "v6Ip": some(NAT_IPS, 0.2)}
+        resource = "ovn-fips"
+    else:
+        spec = {"externalSubnet": pick(rng, ["", "missing", "ovn-vpc-external-network"]),
+                "v4Ip": pick(rng, ["", "172.20.0.21", "10.0.0.5", "bad", "172.20.0.021"]),
+                "v6Ip": pick(rng, ["", "", "fd00:20::21", "FD00:20::21", "fd00:99::1", "bad"]), "type": "nat"}
+        resource = "ovn-eips"
+    name = "oeip-new" if kind == "OvnEip" else "rule-a"
+    obj = {"apiVersion": "kubeovn.io/v1", "kind": kind, "metadata": meta(name), "spec": spec}
+    return request(kind, "kubeovn.io", "v1", resource, "CREATE", name, "", obj), \
+        {"ovnEips": eips, "subnets": subnets}, "upstream"
+
+
+GENERATORS = [(pod_case, 0.32), (workload_case, 0.1), (subnet_case, 0.23), (vpc_case, 0.07), (vip_or_ip_case, 0.1),
+              (nat_case, 0.1), (ovn_nat_case, 0.08)]
 
 
 def generate(seed, count):

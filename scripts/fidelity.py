@@ -169,7 +169,7 @@ def main():
                         help="generated cases (e2e/generate.py): no document check; each unexplained case is "
                              "saved in DIR with upstream's answer as its expected one")
     args = parser.parse_args()
-    answers = [json.loads(line) for line in Path(args.answers).read_text().splitlines() if line.strip()]
+    answers = [json.loads(line) for line in Path(args.answers).read_text().split("\n") if line.strip()]
     shared = Path(args.shared).resolve() if args.shared and Path(args.shared).is_dir() else None
     results, problems = judge(answers, shared)
 

@@ -53,7 +53,7 @@ pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Res
         &request.namespace
     };
     let controller = pod_workload(&meta.owner_references);
-    let statefulset = statefulset_pod(name, controller.as_ref());
+    let statefulset = statefulset_pod(name, &meta.owner_references);
     let claim = Claim {
         annotations: &meta.annotations,
         namespace,

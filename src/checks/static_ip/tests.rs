@@ -3,7 +3,7 @@ use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
 use crate::k8s::fake::FakeCluster;
-use crate::k8s::objects::{Ip, Subnet};
+use crate::k8s::objects::{Ip, OwnerReference, Subnet};
 use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
 use std::net::IpAddr;
 
@@ -86,7 +86,17 @@ fn pod_named(
     cluster: &FakeCluster,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
-    let statefulset = statefulset_pod(name, controller.as_ref());
+    let owners: Vec<OwnerReference> = controller
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::StatefulSet)
+        .map(|w| OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "StatefulSet".into(),
+            name: w.name.clone(),
+            controller: true,
+        })
+        .collect();
+    let statefulset = statefulset_pod(name, &owners);
     let request = Claim {
         annotations: &annotations,
         namespace: "default",

@@ -176,8 +176,9 @@ pub fn validate(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), Denial> 
         check.pool_name(primary.ip_pool)?;
     }
     for nic in &attached {
-        if let Some(subnet) = nic.logical_switch {
-            check.nic(nic, subnet)?;
+        match nic.logical_switch {
+            Some(subnet) => check.nic(nic, subnet)?,
+            None => check.pool_ordinal(nic)?,
         }
     }
     if let Some(subnet) = &primary_subnet {

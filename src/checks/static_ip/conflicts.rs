@@ -139,6 +139,21 @@ impl<'r, 'c> Checker<'r, 'c> {
         Ok(())
     }
 
+    /// I13 for an attachment that names no subnet: nothing is looked up, so
+    /// only a StatefulSet pod's ordinal past the last group is known.
+    pub fn pool_ordinal(&self, nic: &Nic<'_>) -> Result<(), Denial> {
+        if let Subject::Pod {
+            statefulset: Some(sts),
+            ..
+        } = &self.claim.subject
+            && nic.ip_address.is_empty()
+            && is_address_pool(nic.ip_pool)
+        {
+            statefulset_group(nic.ip_pool, &Pool::parse(nic.ip_pool), sts)?;
+        }
+        Ok(())
+    }
+
     /// An `ip_pool` naming an IPPool: the IPPool must exist.
     pub fn pool_name(&self, pool: &str) -> Result<(), Denial> {
         if pool.is_empty() || is_address_pool(pool) {
@@ -200,15 +215,7 @@ impl<'r, 'c> Checker<'r, 'c> {
                 "ip_pool {value} has no free address in subnet {subnet}"
             )));
         };
-        let Some(group) = usize::try_from(sts.ordinal)
-            .ok()
-            .and_then(|i| pool.group(i))
-        else {
-            return Err(Denial::forbidden(format!(
-                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
-                sts.ordinal, sts.statefulset
-            )));
-        };
+        let group = statefulset_group(value, pool, sts)?;
         for address in group.iter().flatten() {
             if let Some(holder) = taken_by(address) {
                 return Err(conflict(address, holder));
@@ -216,6 +223,24 @@ impl<'r, 'c> Checker<'r, 'c> {
         }
         Ok(())
     }
+}
+
+/// I13: the group at a StatefulSet pod's ordinal, or the denial for an
+/// ordinal past the last group, which the pod can never be given.
+fn statefulset_group<'p>(
+    value: &str,
+    pool: &'p Pool,
+    sts: &StatefulSetPod,
+) -> Result<&'p [Option<IpAddr>], Denial> {
+    usize::try_from(sts.ordinal)
+        .ok()
+        .and_then(|i| pool.group(i))
+        .ok_or_else(|| {
+            Denial::forbidden(format!(
+                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
+                sts.ordinal, sts.statefulset
+            ))
+        })
 }
 
 /// Upstream's conflict message: the address and the IP CR that holds it.

@@ -205,10 +205,13 @@ impl<'r, 'c> Checker<'r, 'c> {
                 .and_then(|hs| hs.iter().find(|ip| self.holder(ip) != Holder::Own))
         };
         let Some(sts) = statefulset else {
-            if pool
-                .groups()
-                .any(|group| group.iter().flatten().all(|a| taken_by(a).is_none()))
-            {
+            // A group with an address the controller cannot parse is never free.
+            let free = |group: &[Option<IpAddr>]| {
+                group
+                    .iter()
+                    .all(|a| a.as_ref().is_some_and(|a| taken_by(a).is_none()))
+            };
+            if pool.groups().any(free) {
                 return Ok(());
             }
             return Err(Denial::forbidden(format!(

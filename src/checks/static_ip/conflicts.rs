@@ -130,7 +130,11 @@ impl<'r, 'c> Checker<'r, 'c> {
         if is_address_pool(nic.ip_pool) {
             let pool = Pool::parse(nic.ip_pool);
             self.conflicts(nic.ip_pool, &pool.items, subnet)?;
-            if let Subject::Pod { statefulset, .. } = &self.claim.subject {
+            // A NIC with an ip_address is given it and never takes from its
+            // pool (`acquireStaticAddressHelper`, pod.go:2649).
+            if let Subject::Pod { statefulset, .. } = &self.claim.subject
+                && nic.ip_address.is_empty()
+            {
                 self.pool_group(nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
             }
         } else {

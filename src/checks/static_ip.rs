@@ -53,7 +53,7 @@ pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Res
         &request.namespace
     };
     let controller = pod_workload(&meta.owner_references);
-    let statefulset = statefulset_pod(name, controller.as_ref());
+    let statefulset = statefulset_pod(name, &meta.owner_references);
     let claim = Claim {
         annotations: &meta.annotations,
         namespace,
@@ -176,8 +176,9 @@ pub fn validate(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), Denial> 
         check.pool_name(primary.ip_pool)?;
     }
     for nic in &attached {
-        if let Some(subnet) = nic.logical_switch {
-            check.nic(nic, subnet)?;
+        match nic.logical_switch {
+            Some(subnet) => check.nic(nic, subnet)?,
+            None => check.pool_ordinal(nic)?,
         }
     }
     if let Some(subnet) = &primary_subnet {

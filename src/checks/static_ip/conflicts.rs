@@ -130,11 +130,30 @@ impl<'r, 'c> Checker<'r, 'c> {
         if is_address_pool(nic.ip_pool) {
             let pool = Pool::parse(nic.ip_pool);
             self.conflicts(nic.ip_pool, &pool.items, subnet)?;
-            if let Subject::Pod { statefulset, .. } = &self.claim.subject {
+            // A NIC with an ip_address is given it and never takes from its
+            // pool (`acquireStaticAddressHelper`, pod.go:2649).
+            if let Subject::Pod { statefulset, .. } = &self.claim.subject
+                && nic.ip_address.is_empty()
+            {
                 self.pool_group(nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
             }
         } else {
             self.pool_name(nic.ip_pool)?;
+        }
+        Ok(())
+    }
+
+    /// I13 for an attachment that names no subnet: nothing is looked up, so
+    /// only a StatefulSet pod's ordinal past the last group is known.
+    pub fn pool_ordinal(&self, nic: &Nic<'_>) -> Result<(), Denial> {
+        if let Subject::Pod {
+            statefulset: Some(sts),
+            ..
+        } = &self.claim.subject
+            && nic.ip_address.is_empty()
+            && is_address_pool(nic.ip_pool)
+        {
+            statefulset_group(nic.ip_pool, &Pool::parse(nic.ip_pool), sts)?;
         }
         Ok(())
     }
@@ -190,25 +209,20 @@ impl<'r, 'c> Checker<'r, 'c> {
                 .and_then(|hs| hs.iter().find(|ip| self.holder(ip) != Holder::Own))
         };
         let Some(sts) = statefulset else {
-            if pool
-                .groups()
-                .any(|group| group.iter().flatten().all(|a| taken_by(a).is_none()))
-            {
+            // A group with an address the controller cannot parse is never free.
+            let free = |group: &[Option<IpAddr>]| {
+                group
+                    .iter()
+                    .all(|a| a.as_ref().is_some_and(|a| taken_by(a).is_none()))
+            };
+            if pool.groups().any(free) {
                 return Ok(());
             }
             return Err(Denial::forbidden(format!(
                 "ip_pool {value} has no free address in subnet {subnet}"
             )));
         };
-        let Some(group) = usize::try_from(sts.ordinal)
-            .ok()
-            .and_then(|i| pool.group(i))
-        else {
-            return Err(Denial::forbidden(format!(
-                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
-                sts.ordinal, sts.statefulset
-            )));
-        };
+        let group = statefulset_group(value, pool, sts)?;
         for address in group.iter().flatten() {
             if let Some(holder) = taken_by(address) {
                 return Err(conflict(address, holder));
@@ -216,6 +230,24 @@ impl<'r, 'c> Checker<'r, 'c> {
         }
         Ok(())
     }
+}
+
+/// I13: the group at a StatefulSet pod's ordinal, or the denial for an
+/// ordinal past the last group, which the pod can never be given.
+fn statefulset_group<'p>(
+    value: &str,
+    pool: &'p Pool,
+    sts: &StatefulSetPod,
+) -> Result<&'p [Option<IpAddr>], Denial> {
+    usize::try_from(sts.ordinal)
+        .ok()
+        .and_then(|i| pool.group(i))
+        .ok_or_else(|| {
+            Denial::forbidden(format!(
+                "ip_pool {value} has no entry for ordinal {} of statefulset {}",
+                sts.ordinal, sts.statefulset
+            ))
+        })
 }
 
 /// Upstream's conflict message: the address and the IP CR that holds it.

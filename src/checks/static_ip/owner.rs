@@ -166,16 +166,20 @@ pub struct StatefulSetPod {
     pub ordinal: u64,
 }
 
-/// The pod as a StatefulSet's, when its controller is a StatefulSet and its
-/// name starts with the StatefulSet's name, as the controller decides.
-pub fn statefulset_pod(pod_name: &str, controller: Option<&Workload>) -> Option<StatefulSetPod> {
-    let owner = controller.filter(|w| w.kind == WorkloadKind::StatefulSet)?;
-    pod_name
-        .starts_with(owner.name.as_str())
-        .then(|| StatefulSetPod {
-            statefulset: owner.name.clone(),
-            ordinal: ordinal(pod_name),
-        })
+/// The pod as a StatefulSet's, as kube-ovn-controller's `isStatefulSetPod`
+/// decides (`pkg/controller/pod.go:1731`): the first ownerReference of kind
+/// `StatefulSet` whose `apiVersion` starts with `apps/` and whose name
+/// starts the pod's name, whether it is the controller or not.
+pub fn statefulset_pod(pod_name: &str, owners: &[OwnerReference]) -> Option<StatefulSetPod> {
+    let owner = owners.iter().find(|o| {
+        o.kind == "StatefulSet"
+            && o.api_version.starts_with("apps/")
+            && pod_name.starts_with(o.name.as_str())
+    })?;
+    Some(StatefulSetPod {
+        statefulset: owner.name.clone(),
+        ordinal: ordinal(pod_name),
+    })
 }
 
 /// The number after the last `-`, read as `acquireAddress` reads it with
@@ -265,16 +269,9 @@ mod tests {
         assert!(!is_random_suffix("bcdfgh"));
     }
 
-    fn sts(name: &str) -> Workload {
-        Workload {
-            kind: WorkloadKind::StatefulSet,
-            name: name.into(),
-        }
-    }
-
     #[test]
     fn statefulset_ordinals() {
-        let db = sts("db");
+        let db = [owner("apps/v1", "StatefulSet", "db", true)];
         let cases: &[(&str, Option<u64>)] = &[
             ("db-0", Some(0)),
             ("db-2", Some(2)),
@@ -302,7 +299,7 @@ mod tests {
             ("d-0", None),
         ];
         for (pod, want) in cases {
-            let got = statefulset_pod(pod, Some(&db));
+            let got = statefulset_pod(pod, &db);
             assert_eq!(got.as_ref().map(|p| p.ordinal), *want, "{pod}");
             if let Some(p) = got {
                 assert_eq!(p.statefulset, "db");
@@ -310,15 +307,46 @@ mod tests {
         }
         let huge = format!("db-{}", "9".repeat(100_000));
         assert_eq!(
-            statefulset_pod(&huge, Some(&db)).map(|p| p.ordinal),
+            statefulset_pod(&huge, &db).map(|p| p.ordinal),
             Some(i64::MAX.unsigned_abs())
         );
-        assert_eq!(statefulset_pod("db-0", None), None);
-        let deployment = Workload {
-            kind: WorkloadKind::Deployment,
-            name: "db".into(),
-        };
-        assert_eq!(statefulset_pod("db-0", Some(&deployment)), None);
+        assert_eq!(statefulset_pod("db-0", &[]), None);
+    }
+
+    #[test]
+    fn statefulset_owners_as_the_controller_reads_them() {
+        // isStatefulSetPod (pod.go:1731): kind exactly StatefulSet, apiVersion
+        // starting "apps/", the controller flag not read, the first owner
+        // whose name starts the pod's.
+        let cases: &[(&[OwnerReference], Option<&str>)] = &[
+            (&[owner("apps/v1", "StatefulSet", "db", true)], Some("db")),
+            (&[owner("apps/v1", "StatefulSet", "db", false)], Some("db")),
+            (
+                &[owner("apps/v1beta1", "StatefulSet", "db", true)],
+                Some("db"),
+            ),
+            (&[owner("apps/", "StatefulSet", "db", true)], Some("db")),
+            (&[owner("apps", "StatefulSet", "db", true)], None),
+            (&[owner("v1", "StatefulSet", "db", true)], None),
+            (&[owner("apps/v1", "statefulset", "db", true)], None),
+            (&[owner("apps/v1", "Deployment", "db", true)], None),
+            (&[owner("apps/v1", "StatefulSet", "d", true)], Some("d")),
+            (
+                &[
+                    owner("apps/v1", "StatefulSet", "cache", true),
+                    owner("apps/v1", "StatefulSet", "db", false),
+                ],
+                Some("db"),
+            ),
+        ];
+        for (owners, want) in cases {
+            let got = statefulset_pod("db-1", owners);
+            assert_eq!(
+                got.as_ref().map(|p| p.statefulset.as_str()),
+                *want,
+                "{owners:?}"
+            );
+        }
     }
 
     fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {

@@ -4,62 +4,64 @@
 
 use crate::checks::static_ip::network::{IP_POOL, annotation, attachments, parse_item};
 use crate::upstream::go_net::parse_ip;
-use crate::upstream::kubeovn_util::family;
+use crate::upstream::kubeovn_util::check_protocol;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-/// An `ip_pool` that lists addresses rather than naming an IPPool.
+/// An `ip_pool` that lists addresses rather than naming an IPPool. A lone
+/// entry is trimmed first, as kube-ovn-controller trims it before it tells
+/// an address from a pool name (`acquireStaticAddressHelper`).
 pub fn is_address_pool(pool: &str) -> bool {
-    !pool.is_empty() && (pool.contains(',') || pool.contains(';') || parse_ip(pool).is_some())
+    !pool.is_empty()
+        && (pool.contains(',') || pool.contains(';') || parse_ip(pool.trim()).is_some())
 }
 
-/// An `ip_pool` of addresses, in annotation order, cut into the groups that
-/// kube-ovn-controller's `acquireAddress` allocates whole (I13): on `;` when
-/// there is one, else on `,`, where one IPv4 and one IPv6 address are a
-/// single dual-stack group. Every address is kept (I4).
+/// An `ip_pool` of addresses: every address as upstream's conflict check
+/// reads it (I4), and the groups that kube-ovn-controller's
+/// `acquireStaticAddressHelper` allocates whole (I13).
 pub struct Pool {
+    /// Every address, in annotation order, split on `;` and `,` and trimmed.
     pub items: Vec<Option<IpAddr>>,
-    /// Where each group ends in `items`.
-    ends: Vec<usize>,
+    /// The groups as the controller reads them; `None` where it cannot parse
+    /// an address, which leaves that group never allocated.
+    groups: Vec<Vec<Option<IpAddr>>>,
 }
 
 impl Pool {
+    /// The controller's split (`pkg/controller/pod.go:2661-2672` at
+    /// 1533681d7a6b): on `;` when there is one, else on `,`, where two
+    /// entries that `CheckProtocol` gives different families (as written,
+    /// untrimmed) stay one group. Each group is trimmed, then its addresses
+    /// are parsed as they stand.
     pub fn parse(value: &str) -> Pool {
-        if value.contains(';') {
-            let mut items = Vec::new();
-            let mut ends = Vec::new();
-            for group in value.split(';') {
-                items.extend(group.split(',').map(parse_item));
-                ends.push(items.len());
-            }
-            return Pool { items, ends };
-        }
-        let items: Vec<Option<IpAddr>> = value.split(',').map(parse_item).collect();
-        let dual = matches!(items.as_slice(), [Some(a), Some(b)] if family(a) != family(b));
-        let ends = if dual {
-            vec![2]
+        let items = value.split([';', ',']).map(parse_item).collect();
+        let split: Vec<&str> = if value.contains(';') {
+            value.split(';').collect()
         } else {
-            (1..=items.len()).collect()
+            match value.split(',').collect::<Vec<_>>().as_slice() {
+                [a, b] if check_protocol(a) != check_protocol(b) => vec![value],
+                entries => entries.to_vec(),
+            }
         };
-        Pool { items, ends }
+        let groups = split
+            .into_iter()
+            .map(|group| group.trim().split(',').map(parse_ip).collect())
+            .collect();
+        Pool { items, groups }
     }
 
     /// The number of groups.
     pub fn group_count(&self) -> usize {
-        self.ends.len()
+        self.groups.len()
     }
 
     /// Group `i`, if there is one.
     pub fn group(&self, i: usize) -> Option<&[Option<IpAddr>]> {
-        let start = match i.checked_sub(1) {
-            Some(before) => *self.ends.get(before)?,
-            None => 0,
-        };
-        self.items.get(start..*self.ends.get(i)?)
+        self.groups.get(i).map(Vec::as_slice)
     }
 
     pub fn groups(&self) -> impl Iterator<Item = &[Option<IpAddr>]> {
-        (0..self.group_count()).filter_map(|i| self.group(i))
+        self.groups.iter().map(Vec::as_slice)
     }
 }
 

@@ -3,7 +3,7 @@ use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
 use crate::k8s::fake::FakeCluster;
-use crate::k8s::objects::{Ip, Subnet};
+use crate::k8s::objects::{Ip, OwnerReference, Subnet};
 use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
 use std::net::IpAddr;
 
@@ -86,7 +86,17 @@ fn pod_named(
     cluster: &FakeCluster,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
-    let statefulset = statefulset_pod(name, controller.as_ref());
+    let owners: Vec<OwnerReference> = controller
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::StatefulSet)
+        .map(|w| OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "StatefulSet".into(),
+            name: w.name.clone(),
+            controller: true,
+        })
+        .collect();
+    let statefulset = statefulset_pod(name, &owners);
     let request = Claim {
         annotations: &annotations,
         namespace: "default",
@@ -552,8 +562,17 @@ fn pools_split_into_the_controllers_groups() {
         ("10.16.0.1,fd00::1;10.16.0.2,fd00::2", &[2, 2]),
         ("10.16.0.1,10.16.0.2;10.16.0.3", &[2, 1]),
         ("10.16.0.1;", &[1, 1]),
-        // An unparsable entry is still an entry (its check denies it).
-        ("10.16.0.1,x", &[1, 1]),
+        // Two entries of different families as CheckProtocol reads them,
+        // untrimmed ("" for what does not parse): one group
+        // (pod.go:2666, asked of the controller's code).
+        ("10.16.0.1,x", &[2]),
+        ("10.16.0.1, 10.16.0.2", &[2]),
+        ("10.16.0.1 ,10.16.0.2", &[2]),
+        // Both unparsable as written: the same "" family, two groups.
+        (" 10.16.0.1 , fd00::1", &[1, 1]),
+        // Three entries, or groups split on ';', are trimmed and parse.
+        (" 10.16.0.1 , 10.16.0.2 ,10.16.0.3", &[1, 1, 1]),
+        (" 10.16.0.1 ; 10.16.0.2", &[1, 1]),
     ];
     for (value, sizes) in cases {
         let pool = Pool::parse(value);
@@ -568,6 +587,22 @@ fn pools_split_into_the_controllers_groups() {
     assert_eq!(
         pool.group(1),
         Some(&["10.16.0.2".parse::<IpAddr>().ok(), "fd00::2".parse().ok()][..])
+    );
+    // A group is trimmed, its addresses are not: the controller cannot parse
+    // " fd00::2", so that group is never allocated.
+    let pool = Pool::parse(" 10.16.0.1,fd00::1 ; 10.16.0.2, fd00::2");
+    assert_eq!(
+        pool.group(0),
+        Some(&["10.16.0.1".parse::<IpAddr>().ok(), "fd00::1".parse().ok()][..])
+    );
+    assert_eq!(
+        pool.group(1),
+        Some(&["10.16.0.2".parse::<IpAddr>().ok(), None][..])
+    );
+    assert_eq!(
+        pool.items.iter().flatten().count(),
+        4,
+        "upstream trims every item"
     );
 }
 

@@ -159,6 +159,35 @@ def save_generated(results, folder):
     return 1 if count.get("unexplained") else 0
 
 
+def self_test(answers):
+    """The judge can fail: a tampered record, a changed case and an undocumented item are caught."""
+    import copy
+    import tempfile
+    line = next(a for a in answers if json.loads(Path(a["file"]).read_text()).get("contract") == "upstream"
+                and json.loads(Path(a["file"]).read_text()).get("upstream", {}).get("asked") is not False)
+    case = json.loads(Path(line["file"]).read_text())
+    with tempfile.TemporaryDirectory() as folder:
+        def judged(mutate):
+            c = copy.deepcopy(case)
+            mutate(c)
+            path = Path(folder) / "cases" / "x-self-test.json"
+            path.parent.mkdir(exist_ok=True)
+            path.write_text(json.dumps(c, ensure_ascii=False))
+            results, problems = judge([dict(line, file=str(path))], None)
+            return results[0]["status"], problems
+        tampered = judged(lambda c: c["upstream"].update(allowed=not c["upstream"]["allowed"], code=400, message="x"))
+        stale = judged(lambda c: c["request"].update(uid="changed"))
+        unrecorded = judged(lambda c: c.pop("upstream"))
+        same = judged(lambda c: None)
+    checks = [("a record unlike the policy's answer is unexplained", tampered[0] == "unexplained"),
+              ("a case changed after its record is stale", stale[0] == "stale" and stale[1]),
+              ("a case without a record fails", unrecorded[1] != []),
+              ("the case as recorded agrees", same[0] == "agree")]
+    for what, ok in checks:
+        print(f"{'ok' if ok else 'FAIL'} self-test: {what}")
+    return all(ok for _, ok in checks)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("answers", help="the file `conformance --answers` wrote")
@@ -171,6 +200,8 @@ def main():
     args = parser.parse_args()
     answers = [json.loads(line) for line in Path(args.answers).read_text().split("\n") if line.strip()]
     shared = Path(args.shared).resolve() if args.shared and Path(args.shared).is_dir() else None
+    if not args.generated and not self_test(answers):
+        return 1
     results, problems = judge(answers, shared)
 
     if args.generated:

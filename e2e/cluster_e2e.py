@@ -41,7 +41,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conformance_kwctl import case_files, compare  # noqa: E402
-from controlplane import ControlPlane  # noqa: E402
+from controlplane import ControlPlane, stop_process  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from policy_server import free_port, make_certificate, wait_ready  # noqa: E402
 from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
@@ -92,13 +92,7 @@ class WebhookServer:
         return self
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
     def restart(self, settings=None):

@@ -156,15 +156,7 @@ class ControlPlane:
 
     def _stop_processes(self):
         for name in ("kube-apiserver", "etcd"):  # the API server first: it needs etcd to stop cleanly
-            proc = self.procs.pop(name, None)
-            if proc is None or proc.poll() is not None:
-                continue
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(self.procs.pop(name, None), timeout=15)
 
     def _spawn(self, name, args):
         log = open(self.dir / f"{name}.log", "ab")
@@ -426,6 +418,18 @@ class ControlPlane:
         """Writes a kubeconfig authenticating as ServiceAccount namespace/name with a token; returns path."""
         self._write_kubeconfig(path, f"{namespace}-{name}", {"token": self.token(namespace, name, duration)})
         return Path(path)
+
+
+def stop_process(proc, timeout=10):
+    """SIGTERM, then SIGKILL after `timeout` seconds; nothing if it is gone already."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _remove_stale_folders():

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from controlplane import KUBE_OVN_CRDS, ControlPlane, free_port  # noqa: E402
+from controlplane import KUBE_OVN_CRDS, ControlPlane, free_port, stop_process  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from replay import Refused, Replayer  # noqa: E402
 
@@ -131,13 +131,7 @@ class Webhook:
         return "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc)
         self.proc = None
 
     def ask(self, request):

@@ -246,7 +246,7 @@ def main():
              for s in ("agree", "differs", "unexplained", "not asked", "unrecorded", "stale")}
     judged = count["agree"] + count["differs"] + count["unexplained"]
     if count["not asked"]:
-        print(f"# not asked of upstream: " + ", ".join(r["case"] for r in results if r["status"] == "not asked"))
+        print("# not asked of upstream: " + ", ".join(r["case"] for r in results if r["status"] == "not asked"))
     if count["unrecorded"]:
         print(f"# {count['unrecorded']} cases without a recorded upstream answer (make oracle records them): "
               + ", ".join(r["case"] for r in results if r["status"] == "unrecorded")[:2000])

@@ -178,8 +178,8 @@ def pod_case(rng):
         contract = "I7"  # an attachment alone makes the pod subject to validation, and is conflict-checked
     elif len(holders) != len(set(holders)):
         contract = "I12"  # several IP objects hold one address: the first in name order is named
-    elif "," in pool and ips:
-        contract = "I13"
+    elif "," in pool:
+        contract = "I13"  # groups as the controller splits them: one it cannot parse is never free
     elif owners and owners[0]["kind"] != "VirtualMachineInstance" and ips:
         contract = "I3"
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta(name, "default", annotations=ann, ownerReferences=owners)

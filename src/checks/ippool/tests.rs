@@ -29,6 +29,17 @@ fn decide_b(cidr: &str, others: &[(&str, &[&str])], ips: &[&str]) -> Verdict {
     decide("b", &pool("b", "s", ips), Some(&s), &pools)
 }
 
+/// Other pools: `(name, ips)`.
+type Others<'a> = &'a [(&'a str, &'a [&'a str])];
+
+/// The subnet's cidr, the other pools, the new pool's ips, and the answer.
+type OverlapCase = (
+    &'static str,
+    Others<'static>,
+    &'static [&'static str],
+    Result<(), &'static str>,
+);
+
 fn denied(code: u16, message: &str) -> Verdict {
     Err(Denial {
         code,
@@ -101,18 +112,18 @@ fn entries_parse_as_the_controller_parses_them() {
 
 #[test]
 fn overlaps_in_the_subnets_families_name_the_first_pool() {
-    let a_10_20: &[&str] = &["10.16.0.10..10.16.0.20"];
-    let cases: &[(&str, &[(&str, &[&str])], &[&str], Result<(), &str>)] = &[
+    const A_10_20: &[&str] = &["10.16.0.10..10.16.0.20"];
+    let cases: &[OverlapCase] = &[
         (
             V4,
-            &[("a", a_10_20)],
+            &[("a", A_10_20)],
             &["10.16.0.15..10.16.0.30"],
             Err("ippool b has conflict IPs with ippool a: 10.16.0.15-10.16.0.20"),
         ),
-        (V4, &[("a", a_10_20)], &["10.16.0.21..10.16.0.30"], Ok(())),
+        (V4, &[("a", A_10_20)], &["10.16.0.21..10.16.0.30"], Ok(())),
         (
             V4,
-            &[("a", a_10_20)],
+            &[("a", A_10_20)],
             &["10.16.0.20..10.16.0.30"],
             Err("ippool b has conflict IPs with ippool a: 10.16.0.20"),
         ),
@@ -256,7 +267,7 @@ fn warnings_say_what_is_never_allocated() {
             "p",
             &pool("p", "later", &["fd00::1..fd00::9"]),
             None,
-            &[a.clone()]
+            std::slice::from_ref(&a)
         ),
         Err(Denial::forbidden(
             "ippool p has conflict IPs with ippool a: fd00::5"

@@ -115,7 +115,7 @@ NETWORKS_WEBHOOK = {
             {"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": ["kubeovn.io"], "apiVersions": ["v1"],
              "resources": ["subnets", "vpcs"]},
             {"operations": ["CREATE", "UPDATE"], "apiGroups": ["kubeovn.io"], "apiVersions": ["v1"],
-             "resources": ["vips"]},
+             "resources": ["vips", "ippools"]},
             {"operations": ["CREATE", "UPDATE", "DELETE"], "apiGroups": ["kubeovn.io"], "apiVersions": ["v1"],
              "resources": ["vpc-nat-gateways", "iptables-eips"]},
             {"operations": ["CREATE", "UPDATE"], "apiGroups": ["kubeovn.io"], "apiVersions": ["v1"],
@@ -187,7 +187,8 @@ DEPLOY_POLICIES_YML = {
         "policyMode": "protect",
         "allowedToMutate": False,
         "contextAwareResources": cars(
-            ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "OvnDnatRule"),
+            ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "IPPool"),
+            ("kubeovn.io/v1", "OvnDnatRule"),
             ("kubeovn.io/v1", "OvnSnatRule"), ("kubeovn.io/v1", "OvnFip"), ("kubeovn.io/v1", "OvnEip"),
             ("kubeovn.io/v1", "IptablesEIP"), ("kubeovn.io/v1", "IptablesDnatRule"),
             ("kubeovn.io/v1", "IptablesSnatRule"), ("kubeovn.io/v1", "IptablesFIPRule"),

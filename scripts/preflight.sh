@@ -36,7 +36,7 @@ check yes get services/kubernetes -n default --as=$ps
 # Least privilege: no more than that.
 check no list configmaps -n kube-system --as=$ps
 check no get secrets -n kube-system --as=$ps
-for r in subnets vpcs vips ips vpc-nat-gateways iptables-eips iptables-dnat-rules iptables-snat-rules \
+for r in subnets vpcs vips ips ippools vpc-nat-gateways iptables-eips iptables-dnat-rules iptables-snat-rules \
   iptables-fip-rules ovn-eips ovn-dnat-rules ovn-snat-rules ovn-fips; do
   check yes list $r.kubeovn.io --as=$audit
 done

@@ -9,6 +9,7 @@
 //! | Vpc | [`vpc`] |
 //! | Vip | [`vip`] |
 //! | IP | [`ip`] |
+//! | IPPool | [`ippool`] (I14) |
 //! | VpcNatGateway | [`nat::gateway`] |
 //! | IptablesEIP, IptablesDnatRule, IptablesSnatRule, IptablesFIPRule | [`nat::iptables`] |
 //! | OvnEip, OvnDnatRule, OvnSnatRule, OvnFip | [`nat::ovn`] |
@@ -23,9 +24,10 @@
 //! in; I6 static IPs checked against their subnet; I7 attachment networks;
 //! I8 the default VPC; I9 the apiserver address; I10 workload updates; I11
 //! audit; I12 determinism (the first by name); I13 pools as the controller
-//! allocates them.
+//! allocates them; I14 IPPool objects as the controller's IPAM takes them.
 
 pub mod ip;
+pub mod ippool;
 pub mod nat;
 pub mod static_ip;
 pub mod subnet;

@@ -16,7 +16,7 @@ use admission::denial::Denial;
 use admission::{Request, ValidationRequest, Verdict};
 use checks::nat::{gateway, iptables, ovn};
 use checks::static_ip;
-use checks::{ip, subnet, vip, vpc};
+use checks::{ip, ippool, subnet, vip, vpc};
 use k8s::cluster::{Cluster, HostCluster};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;
@@ -81,6 +81,7 @@ fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -
         ("kubeovn.io", "Vpc") => vpc::admit(request, cluster),
         ("kubeovn.io", "Vip") => vip::admit(request, cluster),
         ("kubeovn.io", "IP") => ip::admit(request, cluster),
+        ("kubeovn.io", "IPPool") => return ippool::admit(request, cluster),
         ("kubeovn.io", "VpcNatGateway") => gateway::admit(request, cluster),
         ("kubeovn.io", "IptablesEIP") => iptables::admit_eip(request, cluster),
         ("kubeovn.io", "IptablesDnatRule") => iptables::admit_dnat(request, cluster),

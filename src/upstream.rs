@@ -3,4 +3,5 @@
 
 pub mod go_net;
 pub mod go_strconv;
+pub mod kubeovn_ipam;
 pub mod kubeovn_util;

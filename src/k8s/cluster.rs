@@ -17,8 +17,8 @@ use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpRef, IptablesEip, IptablesRule, Named, Namespace, Service, Subnet, Vpc,
-    VpcReferrer,
+    ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace, Service, Subnet,
+    Vpc, VpcReferrer,
 };
 use crate::upstream::go_strconv::go_quote;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
@@ -103,6 +103,8 @@ pub trait Cluster {
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
         self.exists(&kinds::IPPOOL, name)
     }
+    /// Every `kubeovn.io/v1` IPPool, its subnet and addresses (I14).
+    fn ippools(&self) -> Result<&[IpPool], LookupError>;
     /// Whether an object of a cluster-scoped kind exists (nothing of it is read).
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError>;
     /// The ConfigMap `namespace/name`, `None` when it does not exist.
@@ -195,8 +197,10 @@ pub const SUBNET_FIELD_MASKS: [&str; 8] = [
     "spec.vpc",
 ];
 
-/// The fields of a Subnet fetched by name: what I6 and the Vip and IP checks read.
-pub const SUBNET_GET_FIELD_MASKS: [&str; 2] = ["spec.cidrBlock", "spec.gateway"];
+/// The fields of a Subnet fetched by name: what I6, the Vip and IP checks
+/// and an IPPool (I14, `excludeIps` too) read. One set for every such
+/// lookup, so each subnet name keeps a single watch cache.
+pub const SUBNET_GET_FIELD_MASKS: [&str; 3] = ["spec.cidrBlock", "spec.excludeIps", "spec.gateway"];
 
 /// A Namespace is read for its annotations only: a mask that names no field
 /// outside `metadata` (which always comes whole) drops `spec` and `status`.
@@ -204,6 +208,12 @@ pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
 
 /// Only an IPPool's existence is read: the same mask keeps nothing but its `metadata`.
 pub const IPPOOL_FIELD_MASKS: [&str; 1] = ["metadata"];
+
+/// The fields of every IPPool an IPPool CREATE or UPDATE compares itself
+/// with (I14): one watch cache of all pools, whatever the subnet asked
+/// about (kube-ovn-controller labels no pool with its subnet, and a CRD's
+/// `spec.subnet` is no field selector).
+pub const IPPOOL_LIST_FIELD_MASKS: [&str; 2] = ["spec.ips", "spec.subnet"];
 
 /// The fields kept of an object listed by its labels, for its name alone:
 /// the field its selector's label mirrors (no spec field is read), one set
@@ -249,6 +259,7 @@ impl Host for Wapc {
 pub struct HostCluster<H: Host = Wapc> {
     host: H,
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
+    ippools: OnceCell<Result<Vec<IpPool>, LookupError>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     /// Namespaces by name, as looked up.
     namespaces: RefCell<Vec<(String, Lookup<Option<Namespace>>)>>,
@@ -275,6 +286,7 @@ impl<H: Host> HostCluster<H> {
         HostCluster {
             host,
             subnets: OnceCell::new(),
+            ippools: OnceCell::new(),
             vpcs: OnceCell::new(),
             namespaces: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
@@ -618,6 +630,13 @@ impl<H: Host> Cluster for HostCluster<H> {
         // Named by pods and workloads, so from a watch cache like a pod's Subnet.
         self.get_cached::<Named>(&kinds::IPPOOL, name, &IPPOOL_FIELD_MASKS)
             .map(|object| object.is_some())
+    }
+
+    fn ippools(&self) -> Result<&[IpPool], LookupError> {
+        self.ippools
+            .get_or_init(|| self.list_all::<IpPool>(&kinds::IPPOOL, Some(&IPPOOL_LIST_FIELD_MASKS)))
+            .as_deref()
+            .map_err(Clone::clone)
     }
 
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {

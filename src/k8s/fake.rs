@@ -5,7 +5,7 @@ use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
+    ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
@@ -35,6 +35,8 @@ pub struct FakeCluster {
     pub namespaces: Vec<Namespace>,
     /// IPPool names.
     pub ippools: Vec<String>,
+    /// IPPool objects (I14).
+    pub pools: Vec<IpPool>,
     /// Vpcs.
     pub vpcs: Vec<Vpc>,
     /// Service `default/kubernetes`.
@@ -79,6 +81,11 @@ impl Cluster for FakeCluster {
                 .cloned()),
             |e| Err(LookupError::failed(e)),
         )
+    }
+    fn ippools(&self) -> Result<&[IpPool], LookupError> {
+        self.fail
+            .clone()
+            .map_or(Ok(&self.pools), |e| Err(LookupError::failed(e)))
     }
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
         self.fail.clone().map_or(

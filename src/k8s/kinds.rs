@@ -108,7 +108,7 @@ pub const IP: ApiResource = kube_ovn("IP", "ips", "ips", &[List]);
 pub const SUBNET: ApiResource = kube_ovn("Subnet", "subnets", "subnets", &[List]);
 /// A Vpc: a Subnet's VPC, a NAT gateway's.
 pub const VPC: ApiResource = kube_ovn("Vpc", "vpcs", "vpcs", &[Get, List]);
-/// An IPPool named by a pod's `ip_pool`.
+/// An IPPool named by a pod's `ip_pool`; every one, for an IPPool's overlaps (I14).
 pub const IPPOOL: ApiResource = kube_ovn("IPPool", "ippools", "ippools", &[List]);
 /// A Vip: checked at admission, never looked up.
 pub const VIP: ApiResource = kube_ovn("Vip", "vips", "vips", &[]);

@@ -7,6 +7,7 @@
 
 mod core;
 mod ip;
+mod ippool;
 mod nat;
 mod subnet;
 mod vip;
@@ -15,6 +16,7 @@ mod workload;
 
 pub use self::core::{ConfigMap, Namespace, Service, ServiceSpec};
 pub use ip::{Ip, IpRef, IpSpec};
+pub use ippool::{IpPool, IpPoolSpec};
 pub use nat::{
     Enabled, IptablesEip, IptablesEipSpec, IptablesRule, IptablesRuleSpec, NatStatus, OvnEip,
     OvnEipSpec, OvnRule, OvnRuleSpec, Ready, Toleration, VpcNatGateway, VpcNatGatewaySpec,

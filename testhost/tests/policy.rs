@@ -649,6 +649,61 @@ fn subnet_delete_reads_only_the_old_object() {
 }
 
 #[test]
+fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
+    let pool = |ips: Value| {
+        json!({"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-b"},
+               "spec": {"subnet": "ovn-default", "ips": ips}})
+    };
+    let request = json!({
+        "uid": "0005",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "IPPool"},
+        "operation": "CREATE",
+        "name": "pool-b",
+        "object": pool(json!(["10.16.1.1..10.16.1.9", "fd00::/64"])),
+    });
+    let (verdict, calls) = policy()
+        .validate(&request, &json!({}), cluster())
+        .expect("answer");
+    assert!(verdict.accepted, "{verdict:?}");
+    assert_eq!(
+        verdict.warnings,
+        Some(vec![
+            "ippool pool-b: fd00::-fd00::ffff:ffff:ffff:ffff never allocated: outside subnet \
+             ovn-default cidr 10.16.0.0/16"
+                .to_string()
+        ])
+    );
+    assert_eq!(
+        operations(&calls),
+        ["list_resources_all Subnet", "list_resources_all IPPool"]
+    );
+    assert_eq!(
+        calls[0].payload["field_selector"],
+        "metadata.name=ovn-default"
+    );
+    // Every pool, one watch cache whatever the pool or subnet asked about.
+    assert_eq!(calls[1].payload["label_selector"], Value::Null);
+    assert_eq!(calls[1].payload["field_selector"], Value::Null);
+    assert_eq!(
+        calls[1].payload["field_masks"],
+        json!(["spec.ips", "spec.subnet"])
+    );
+
+    // An UPDATE that leaves spec.ips alone looks nothing up.
+    let mut update = request.clone();
+    update["operation"] = json!("UPDATE");
+    update["oldObject"] = pool(json!(["10.16.1.1..10.16.1.9", "fd00::/64"]));
+    let (verdict, calls) = policy()
+        .validate(&update, &json!({}), cluster())
+        .expect("answer");
+    assert!(
+        verdict.accepted && verdict.warnings.is_none(),
+        "{verdict:?}"
+    );
+    assert!(calls.is_empty(), "{calls:?}");
+}
+
+#[test]
 fn vip_and_ip_get_their_subnet_by_name() {
     let vip = json!({
         "uid": "0003",
@@ -669,7 +724,7 @@ fn vip_and_ip_get_their_subnet_by_name() {
     );
     assert_eq!(
         calls[0].payload["field_masks"],
-        json!(["spec.cidrBlock", "spec.gateway"])
+        json!(["spec.cidrBlock", "spec.excludeIps", "spec.gateway"])
     );
 
     let mut missing = vip.clone();

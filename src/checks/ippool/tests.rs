@@ -1,0 +1,341 @@
+//! I14's rules over plain values: the examples of the controller's IPAM
+//! (pkg/ipam/subnet.go:768 `AddOrUpdateIPPool` at 1533681d7a6b).
+
+use super::*;
+use crate::k8s::fake::{FakeCluster, from_value};
+use serde_json::json;
+
+fn pool(name: &str, subnet: &str, ips: &[&str]) -> IpPool {
+    from_value(json!({"metadata": {"name": name}, "spec": {"subnet": subnet, "ips": ips}}))
+        .expect("pool")
+}
+
+fn subnet(name: &str, cidr: &str, exclude: &[&str]) -> Subnet {
+    from_value(
+        json!({"metadata": {"name": name}, "spec": {"cidrBlock": cidr, "excludeIps": exclude}}),
+    )
+    .expect("subnet")
+}
+
+const V4: &str = "10.16.0.0/16";
+const DUAL: &str = "10.16.0.0/16,fd00:10:16::/112";
+const V6: &str = "fd00:10:16::/112";
+
+/// The decision for `ips` as pool `b` of subnet `s` (cidr `cidr`), with
+/// the other pools `(name, ips)` stored.
+fn decide_b(cidr: &str, others: &[(&str, &[&str])], ips: &[&str]) -> Verdict {
+    let s = subnet("s", cidr, &[]);
+    let pools: Vec<IpPool> = others.iter().map(|(n, ips)| pool(n, "s", ips)).collect();
+    decide("b", &pool("b", "s", ips), Some(&s), &pools)
+}
+
+/// Other pools: `(name, ips)`.
+type Others<'a> = &'a [(&'a str, &'a [&'a str])];
+
+/// The subnet's cidr, the other pools, the new pool's ips, and the answer.
+type OverlapCase = (
+    &'static str,
+    Others<'static>,
+    &'static [&'static str],
+    Result<(), &'static str>,
+);
+
+fn denied(code: u16, message: &str) -> Verdict {
+    Err(Denial {
+        code,
+        message: message.to_string(),
+    })
+}
+
+#[test]
+fn entries_parse_as_the_controller_parses_them() {
+    let cases: &[(&str, &[&str], Verdict)] = &[
+        (
+            V4,
+            &["10.16.0.1..10.16.0.5", "10.16.0.6", "10.16.1.0/30"],
+            Ok(vec![]),
+        ),
+        (
+            V4,
+            &["10.16.0.5..10.16.0.1"],
+            denied(
+                400,
+                r#"invalid ip range "10.16.0.5..10.16.0.1": 10.16.0.5 is greater than 10.16.0.1"#,
+            ),
+        ),
+        (
+            V4,
+            &["10.16.0.0/33"],
+            denied(400, "invalid CIDR address: 10.16.0.0/33"),
+        ),
+        // Ignored by the controller in an IPv4 subnet; refused here all the same.
+        (
+            V4,
+            &["10.16.0.300"],
+            denied(400, r#"invalid IP address "10.16.0.300""#),
+        ),
+        (
+            DUAL,
+            &[" 10.16.0.1"],
+            denied(400, r#"invalid IP address " 10.16.0.1""#),
+        ),
+        (
+            DUAL,
+            &["10.16.0.1 .. 10.16.0.5"],
+            denied(400, r#"invalid IP address "10.16.0.1 ""#),
+        ),
+        (V4, &["10.16.0.1..10.16.0.5..garbage"], Ok(vec![])),
+        (
+            V4,
+            &["10.16.0.0/24..10.16.1.0"],
+            denied(400, r#"invalid IP address "10.16.0.0/24""#),
+        ),
+        (
+            V6,
+            &["fe80::1%eth0"],
+            denied(400, r#"invalid IP address "fe80::1%eth0""#),
+        ),
+        (
+            DUAL,
+            &["fd00::1..10.0.0.1"],
+            denied(
+                400,
+                r#"invalid ip range "fd00::1..10.0.0.1": fd00::1 is greater than 10.0.0.1"#,
+            ),
+        ),
+    ];
+    for (cidr, ips, want) in cases {
+        let got = decide_b(cidr, &[], ips).map(|_| vec![]);
+        assert_eq!(&got, want, "{ips:?} in {cidr}");
+    }
+}
+
+#[test]
+fn overlaps_in_the_subnets_families_name_the_first_pool() {
+    const A_10_20: &[&str] = &["10.16.0.10..10.16.0.20"];
+    let cases: &[OverlapCase] = &[
+        (
+            V4,
+            &[("a", A_10_20)],
+            &["10.16.0.15..10.16.0.30"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.15-10.16.0.20"),
+        ),
+        (V4, &[("a", A_10_20)], &["10.16.0.21..10.16.0.30"], Ok(())),
+        (
+            V4,
+            &[("a", A_10_20)],
+            &["10.16.0.20..10.16.0.30"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.20"),
+        ),
+        (
+            V4,
+            &[("a", &["10.16.0.1", "10.16.0.5..10.16.0.9"])],
+            &["10.16.0.0/29"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.1,10.16.0.5-10.16.0.7"),
+        ),
+        // Outside the CIDR still conflicts, as upstream.
+        (
+            V4,
+            &[("a", &["192.168.0.1..192.168.0.10"])],
+            &["192.168.0.5"],
+            Err("ippool b has conflict IPs with ippool a: 192.168.0.5"),
+        ),
+        // IPv6 is not compared in an IPv4 subnet.
+        (V4, &[("a", &["fd00::1..fd00::10"])], &["fd00::5"], Ok(())),
+        (
+            V6,
+            &[("a", &["10.16.0.1", "fd00:10:16::1..fd00:10:16::10"])],
+            &["10.16.0.1", "fd00:10:16::8/125"],
+            Err("ippool b has conflict IPs with ippool a: fd00:10:16::8-fd00:10:16::f"),
+        ),
+        (
+            DUAL,
+            &[("a", &["10.16.0.10", "fd00:10:16::10"])],
+            &["10.16.0.11", "fd00:10:16::10"],
+            Err("ippool b has conflict IPs with ippool a: fd00:10:16::10"),
+        ),
+        // The IPv4 conflict comes before the bad IPv6 entry.
+        (
+            DUAL,
+            &[("a", &["10.16.0.10", "fd00:10:16::10"])],
+            &["10.16.0.10", "abc"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.10"),
+        ),
+        (
+            DUAL,
+            &[("a", &["fd00:10:16::1..fd00:10:16::ff"])],
+            &["fd00:10:16::f0/124", "fd00:10:16::5"],
+            Err(
+                "ippool b has conflict IPs with ippool a: fd00:10:16::5,fd00:10:16::f0-fd00:10:16::ff",
+            ),
+        ),
+        (
+            V4,
+            &[("a", &["::ffff:10.16.0.7"])],
+            &["10.16.0.5..10.16.0.9"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.7"),
+        ),
+        (
+            V4,
+            &[("a", &["10.16.0.1..fd00::5"])],
+            &["10.16.0.200"],
+            Err("ippool b has conflict IPs with ippool a: 10.16.0.200"),
+        ),
+        // Several: the first by name, whatever the list order.
+        (
+            V4,
+            &[
+                ("z", &["10.16.0.6..10.16.0.9"]),
+                ("c", &["10.16.0.1..10.16.0.5"]),
+            ],
+            &["10.16.0.4..10.16.0.7"],
+            Err("ippool b has conflict IPs with ippool c: 10.16.0.4-10.16.0.5"),
+        ),
+        // A pool that does not parse is not in the controller's IPAM.
+        (
+            V4,
+            &[("a", &["10.16.0.5", "10.16.0.0/33"])],
+            &["10.16.0.5"],
+            Ok(()),
+        ),
+        // Its own stored version is no conflict.
+        (
+            V4,
+            &[("b", &["10.16.0.10..10.16.0.20"])],
+            &["10.16.0.15..10.16.0.30"],
+            Ok(()),
+        ),
+    ];
+    for (cidr, others, ips, want) in cases {
+        let got = decide_b(cidr, others, ips).map(|_| ());
+        assert_eq!(
+            got,
+            want.map_err(Denial::forbidden),
+            "{ips:?} against {others:?}"
+        );
+    }
+}
+
+#[test]
+fn pools_of_other_subnets_never_conflict() {
+    let s = subnet("s", V4, &[]);
+    let other = pool("a", "t", &["10.16.0.5"]);
+    assert_eq!(
+        decide("b", &pool("b", "s", &["10.16.0.5"]), Some(&s), &[other]),
+        Ok(vec![])
+    );
+}
+
+#[test]
+fn warnings_say_what_is_never_allocated() {
+    let s = subnet(
+        "s",
+        "10.16.0.0/24",
+        &[
+            "10.15.255.250..10.16.0.5",
+            "10.16.0.0",
+            "10.16.0.255",
+            "10.16.1.9",
+            "10.16.0.0/28",
+            "10.16.0.100",
+        ],
+    );
+    let p = pool(
+        "p",
+        "s",
+        &[
+            "10.16.0.0..10.16.0.10",
+            "10.16.0.100",
+            "10.16.0.250..10.16.1.3",
+            "fd00::1",
+        ],
+    );
+    assert_eq!(
+        decide("p", &p, Some(&s), &[]),
+        Ok(vec![
+            "ippool p: 10.16.1.0-10.16.1.3 never allocated: outside subnet s cidr 10.16.0.0/24"
+                .to_string(),
+            "ippool p: 10.16.0.1-10.16.0.5,10.16.0.100 never allocated: in excludeIps of subnet s"
+                .to_string(),
+            "ippool p: fd00::1 never allocated: outside subnet s cidr 10.16.0.0/24".to_string(),
+        ])
+    );
+    // A subnet that does not exist yet: both families compared, one warning.
+    let a = pool("a", "later", &["fd00::5"]);
+    assert_eq!(
+        decide(
+            "p",
+            &pool("p", "later", &["fd00::1..fd00::9"]),
+            None,
+            std::slice::from_ref(&a)
+        ),
+        Err(Denial::forbidden(
+            "ippool p has conflict IPs with ippool a: fd00::5"
+        ))
+    );
+    assert_eq!(
+        decide("p", &pool("p", "later", &["10.0.0.1"]), None, &[a]),
+        Ok(vec![
+            "ippool p: subnet later does not exist yet".to_string()
+        ])
+    );
+}
+
+#[test]
+fn huge_blocks_and_lists_stay_cheap() {
+    let s = subnet("s", "10.0.0.0/8,fd00::/64", &[]);
+    let others = [pool("a", "s", &["fd00::/64", "10.0.0.0/8"])];
+    assert_eq!(
+        decide("b", &pool("b", "s", &["::/0"]), Some(&s), &others),
+        Err(Denial::forbidden(
+            "ippool b has conflict IPs with ippool a: fd00::-fd00::ffff:ffff:ffff:ffff"
+        ))
+    );
+    let many: Vec<String> = (0..20_000)
+        .map(|i| format!("10.{}.{}.1", i / 256, i % 256))
+        .collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    assert!(decide("b", &pool("b", "s", &refs), Some(&s), &others).is_err());
+}
+
+#[test]
+fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
+    let cluster = FakeCluster {
+        subnets: vec![subnet("s", V4, &[])],
+        pools: vec![
+            pool("a", "s", &["10.16.0.5"]),
+            pool("b", "s", &["10.16.0.5"]),
+        ],
+        ..FakeCluster::default()
+    };
+    let old = pool("b", "s", &["10.16.0.5"]);
+    assert_eq!(
+        validate(&pool("b", "t", &["10.16.0.5"]), Some(&old), "b", &cluster),
+        Err(Denial::bad_request(
+            "ippool b: spec.subnet cannot change from s to t"
+        ))
+    );
+    // Stored before the policy: a change of anything else is not re-decided.
+    assert_eq!(validate(&old, Some(&old), "b", &cluster), Ok(vec![]));
+    assert_eq!(
+        validate(
+            &pool("b", "s", &["10.16.0.5", "10.16.0.6"]),
+            Some(&old),
+            "b",
+            &cluster
+        ),
+        Err(Denial::forbidden(
+            "ippool b has conflict IPs with ippool a: 10.16.0.5"
+        ))
+    );
+    let failing = FakeCluster {
+        fail: Some("cannot list kubeovn.io/v1 IPPool: boom".into()),
+        ..FakeCluster::default()
+    };
+    assert_eq!(
+        validate(&pool("c", "s", &["10.16.0.7"]), None, "c", &failing),
+        Err(Denial::bad_request(
+            "cannot list kubeovn.io/v1 IPPool: boom"
+        ))
+    );
+}

@@ -53,6 +53,7 @@ POLICY_FILES = [DEPLOY / "cluster-admission-policies.yaml", DEPLOY / "ip-objects
 NAMESPACE = "kubewarden"
 SERVICE_ACCOUNT = "kube-ovn-policy-server"
 STATIC_IP_WEBHOOK = "clusterwide-kube-ovn-static-ip.kubewarden.admission"
+NETWORKS_WEBHOOK = "clusterwide-kube-ovn-networks.kubewarden.admission"
 SEED_MESSAGE = (
     "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
 )
@@ -223,6 +224,35 @@ class Suite:
         self.notes.append(f"seed demo: kubectl exit {done.returncode}, {ms:.0f} ms: {done.stderr.strip()}")
         self.check("seed: kubectl apply -f pod-static.yaml", done.returncode != 0 and done.stderr.strip() == want,
                    f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
+
+    def test_ippool(self):
+        """I14 as an operator meets it: kubectl apply of IPPools (refused with the message; a warning)."""
+        self.replayer.reset()
+        self.replayer.create({"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "ovn-default"},
+                              "spec": {"cidrBlock": "10.16.0.0/16", "gateway": "10.16.0.1", "protocol": "IPv4",
+                                       "vpc": "ovn-cluster", "excludeIps": ["10.16.0.1"]}})
+        self.replayer.create({"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-a"},
+                              "spec": {"subnet": "ovn-default", "ips": ["10.16.1.10..10.16.1.20"]}})
+        self.settle()
+        workdir = self.folder / "ippool"
+        workdir.mkdir(exist_ok=True)
+        for name, subnet, ips in (("pool-b", "ovn-default", "10.16.1.15..10.16.1.30"),
+                                  ("pool-c", "later-net", "10.30.0.10..10.30.0.20")):
+            (workdir / f"{name}.yaml").write_text(
+                f"apiVersion: kubeovn.io/v1\nkind: IPPool\nmetadata:\n  name: {name}\n"
+                f"spec:\n  subnet: {subnet}\n  ips:\n  - {ips}\n")
+        done = self.kubectl("apply", "-f", "pool-b.yaml", cwd=workdir)
+        want = ('Error from server: error when creating "pool-b.yaml": admission webhook '
+                f'"{NETWORKS_WEBHOOK}" denied the request: '
+                "ippool pool-b has conflict IPs with ippool pool-a: 10.16.1.15-10.16.1.20")
+        self.check("ippool: kubectl apply of a pool that overlaps another is refused with the message",
+                   done.returncode != 0 and done.stderr.strip() == want, f"exit {done.returncode}, {done.stderr.strip()!r}")
+        done = self.kubectl("apply", "-f", "pool-c.yaml", cwd=workdir)
+        want = "Warning: ippool pool-c: subnet later-net does not exist yet"
+        self.check("ippool: a pool whose subnet does not exist yet is created, with kubectl's Warning: line",
+                   done.returncode == 0 and done.stderr.strip() == want and "created" in done.stdout,
+                   f"exit {done.returncode}, stdout {done.stdout.strip()!r}, stderr {done.stderr.strip()!r}")
+        self.notes.append(f"ippool: {done.stderr.strip()}")
 
     def test_cases(self):
         """Every conformance case, replayed; grouped by settings (one server start each)."""
@@ -512,11 +542,11 @@ def main():
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
     parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
-    parser.add_argument("--only", action="append", help="run only these tests (seed, cases, exclusions, failure, rbac)")
+    parser.add_argument("--only", action="append", help="run only these tests (seed, ippool, cases, exclusions, failure, rbac)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    tests = args.only or ["seed", "cases", "exclusions", "failure", "rbac"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac"]
     folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
     started = time.monotonic()
     suite = None

@@ -99,6 +99,42 @@ pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
     pod_cluster(0, subnets)
 }
 
+/// `pools` IPPools, as kube-ovn-controller's users write them: all in
+/// subnet 0 (the worst case: every one is compared), each a range of 8
+/// addresses and a single address.
+pub fn ippool_cluster(pools: usize) -> Result<ClusterState, BoxError> {
+    let mut cluster = pod_cluster(0, 1)?;
+    for k in 0..pools {
+        let (first, single) = (pod_address(0, 16 * k), pod_address(0, 16 * k + 10));
+        let last = Ipv4Addr::from(u32::from(first) + 7);
+        cluster.push(
+            "ippools",
+            json!({
+                "apiVersion": "kubeovn.io/v1", "kind": "IPPool",
+                "metadata": {"name": format!("pool-{k}"), "finalizers": ["kubeovn.io/kube-ovn-controller"],
+                             "uid": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "resourceVersion": "555",
+                             "generation": 1, "creationTimestamp": "2026-11-03T09:00:00Z"},
+                "spec": {"subnet": subnet_name(0), "ips": [format!("{first}..{last}"), single.to_string()]},
+                "status": {"v4AvailableIPs": 9, "v4UsingIPs": 0, "v4AvailableIPRange": format!("{first}-{last},{single}")}
+            }),
+        )?;
+    }
+    Ok(cluster)
+}
+
+/// An IPPool CREATE in subnet 0 with these entries.
+pub fn ippool_request(ips: &[String]) -> Value {
+    json!({
+        "uid": "8b6e7f4d-1a5c-4e9b-8d0f-3c4d5e6f7a81",
+        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "IPPool"},
+        "resource": {"group": "kubeovn.io", "version": "v1", "resource": "ippools"},
+        "name": "new-pool", "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin"},
+        "object": {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "new-pool"},
+                   "spec": {"subnet": subnet_name(0), "ips": ips}}
+    })
+}
+
 /// A Pod CREATE in `default` with these annotations.
 pub fn pod_request(annotations: Value) -> Value {
     json!({

@@ -20,8 +20,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use testhost::bench::{
-    CachedCluster, deployment_request, pod_address, pod_cluster, pod_request, subnet_cluster,
-    subnet_name, subnet_request,
+    CachedCluster, deployment_request, ippool_cluster, ippool_request, pod_address, pod_cluster,
+    pod_request, subnet_cluster, subnet_name, subnet_request,
 };
 use testhost::{Backend, BoxError, Policy};
 
@@ -29,6 +29,8 @@ struct Scenario {
     name: &'static str,
     ips: usize,
     subnets: usize,
+    /// IPPools in the cluster (the IPPool scenarios).
+    pools: usize,
     payload: Vec<u8>,
     cluster: Arc<CachedCluster>,
     allowed: bool,
@@ -87,6 +89,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             name: "pod-static-ip-free",
             ips,
             subnets,
+            pools: 0,
             payload: payload(
                 pod_request(json!({
                     "ovn.kubernetes.io/logical_switch": subnet,
@@ -102,6 +105,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
                 name: "pod-static-ip-conflict",
                 ips,
                 subnets,
+                pools: 0,
                 payload: payload(
                     pod_request(json!({
                         "ovn.kubernetes.io/logical_switch": subnet,
@@ -120,6 +124,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             name: "deployment-ip-pool-5",
             ips,
             subnets,
+            pools: 0,
             payload: payload(
                 deployment_request(json!({
                     "ovn.kubernetes.io/logical_switch": subnet,
@@ -137,6 +142,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             name: "subnet-create",
             ips: 0,
             subnets,
+            pools: 0,
             payload: payload(
                 subnet_request("172.16.0.0/24", "172.16.0.1"),
                 json!({"kubernetesServiceIP": "10.96.0.1"}),
@@ -144,6 +150,27 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             cluster: Arc::new(CachedCluster::new(subnet_cluster(subnets)?)),
             allowed: true,
         });
+    }
+    let pools: &[usize] = if quick { &[10] } else { &[10, 1_000] };
+    for &n in pools {
+        let cluster = Arc::new(CachedCluster::new(ippool_cluster(n)?));
+        // A range in the gap after the last pool: free.
+        let (from, to) = (pod_address(0, 16 * n + 1), pod_address(0, 16 * n + 9));
+        for (name, ips, allowed) in [
+            ("ippool-create-free", vec![format!("{from}..{to}")], true),
+            // Overlapping the last pool by name order: every pool is compared first.
+            ("ippool-create-overlap", vec![pod_address(0, 16 * (n - 1) + 3).to_string()], false),
+        ] {
+            out.push(Scenario {
+                name,
+                ips: 0,
+                subnets: 1,
+                pools: n,
+                payload: payload(ippool_request(&ips), json!({}))?,
+                cluster: cluster.clone(),
+                allowed,
+            });
+        }
     }
     Ok(out)
 }
@@ -237,10 +264,11 @@ fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, B
 fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
     let policy = Policy::load(wasm)?;
     println!(
-        "{:<24} {:>7} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9}",
+        "{:<24} {:>7} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9}",
         "scenario",
         "ips",
         "subnets",
+        "pools",
         "fresh_med",
         "fresh_p99",
         "warm_med",
@@ -254,10 +282,11 @@ fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
         let f = measure(&policy, &s, budget)?;
         let ratio = f.warm.0 / f.native;
         println!(
-            "{:<24} {:>7} {:>7} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>9}",
+            "{:<24} {:>7} {:>7} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>7.2} {:>9}",
             s.name,
             s.ips,
             s.subnets,
+            s.pools,
             f.fresh.0,
             f.fresh.1,
             f.warm.0,

@@ -104,6 +104,13 @@ pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
 /// addresses and a single address.
 pub fn ippool_cluster(pools: usize) -> Result<ClusterState, BoxError> {
     let mut cluster = pod_cluster(0, 1)?;
+    push_ippools(&mut cluster, pools)?;
+    Ok(cluster)
+}
+
+/// Adds `pools` IPPools of subnet 0 (16 addresses apart: a range of 8 and
+/// one address each) to a cluster; the addresses after them are free.
+pub fn push_ippools(cluster: &mut ClusterState, pools: usize) -> Result<(), BoxError> {
     for k in 0..pools {
         let (first, single) = (pod_address(0, 16 * k), pod_address(0, 16 * k + 10));
         let last = Ipv4Addr::from(u32::from(first) + 7);
@@ -119,7 +126,7 @@ pub fn ippool_cluster(pools: usize) -> Result<ClusterState, BoxError> {
             }),
         )?;
     }
-    Ok(cluster)
+    Ok(())
 }
 
 /// An IPPool CREATE in subnet 0 with these entries.

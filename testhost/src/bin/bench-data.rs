@@ -12,8 +12,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use testhost::BoxError;
 use testhost::bench::{
-    deployment_request, pod_address, pod_cluster, pod_request, subnet_name, subnet_request,
+    deployment_request, ippool_request, pod_address, pod_cluster, pod_request, push_ippools,
+    subnet_name, subnet_request,
 };
+
+/// IPPools of subnet 0 in every generated cluster, for the IPPool CREATE.
+const POOLS: usize = 1_000;
 
 fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
     std::fs::create_dir_all(out)?;
@@ -26,6 +30,7 @@ fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
                "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "type": "ClusterIP",
                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}}),
     )?;
+    push_ippools(&mut cluster, POOLS)?;
     std::fs::write(
         out.join("cluster.json"),
         serde_json::to_vec(&cluster.to_json())?,
@@ -54,6 +59,11 @@ fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
                "allowed": true}),
         json!({"name": "subnet-create", "policy": "kube-ovn-networks",
                "request": subnet_request("172.16.0.0/24", "172.16.0.1"), "allowed": true}),
+        // Among the 1 000 pools of its subnet, in the gap after the last one.
+        json!({"name": "ippool-create", "policy": "kube-ovn-networks",
+               "request": ippool_request(&[format!("{}..{}", pod_address(0, 16 * POOLS + 1),
+                                                    pod_address(0, 16 * POOLS + 9))]),
+               "allowed": true}),
     ];
     if per_subnet > 0 {
         requests.insert(

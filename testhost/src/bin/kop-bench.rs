@@ -159,7 +159,11 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
         for (name, ips, allowed) in [
             ("ippool-create-free", vec![format!("{from}..{to}")], true),
             // Overlapping the last pool by name order: every pool is compared first.
-            ("ippool-create-overlap", vec![pod_address(0, 16 * (n - 1) + 3).to_string()], false),
+            (
+                "ippool-create-overlap",
+                vec![pod_address(0, 16 * (n - 1) + 3).to_string()],
+                false,
+            ),
         ] {
             out.push(Scenario {
                 name,

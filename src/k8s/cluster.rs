@@ -25,10 +25,12 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
 };
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::collections::BTreeSet;
+use std::marker::PhantomData;
+use std::net::IpAddr;
 
 /// A lookup that failed: what could not be read, and why. It reads
 /// `cannot list kubeovn.io/v1 IP: <why>` or
@@ -92,9 +94,11 @@ type Lookup<T> = Result<T, LookupError>;
 
 /// What the checks may ask of the cluster.
 pub trait Cluster {
-    /// The `kubeovn.io/v1` IP CRs whose `spec.subnet` is `subnet`, in no
-    /// particular order. Not memoised: callers keep what they need.
-    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError>;
+    /// The `kubeovn.io/v1` IP CRs whose `spec.subnet` is `subnet` and that
+    /// hold one of `addresses` (I1, by value), in no particular order. Only
+    /// those are decoded whole: in a subnet of 10 000 pods, a request for
+    /// one address keeps one object. Not memoised: callers keep what they need.
+    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError>;
     /// Every `kubeovn.io/v1` Subnet.
     fn subnets(&self) -> Result<&[Subnet], LookupError>;
     /// The Namespace of that name, `None` when it does not exist.
@@ -454,21 +458,6 @@ struct TypeHead<'a> {
     kind: Option<Cow<'a, str>>,
 }
 
-/// A `{Kind}List` answer: its type, and its items decoded as `I`.
-#[derive(Deserialize)]
-#[serde(
-    bound(deserialize = "I: Deserialize<'de>, 'de: 'a"),
-    rename_all = "camelCase"
-)]
-struct ListAnswer<'a, I> {
-    #[serde(borrow, default)]
-    api_version: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(default)]
-    items: Option<Vec<I>>,
-}
-
 impl TypeHead<'_> {
     /// `required`: whether an absent field is an error (a list's envelope is
     /// always typed by the host; a single object may come without its type).
@@ -503,6 +492,20 @@ fn decode_list<'a, I>(kind: &ApiResource, raw: &'a [u8]) -> Result<Vec<I>, Looku
 where
     I: Deserialize<'a>,
 {
+    decode_list_kept(kind, raw, Some)
+}
+
+/// [`decode_list`], keeping of each item only what `keep` returns: the
+/// items are read one by one and never held together, so a list of
+/// thousands allocates for the few it keeps.
+fn decode_list_kept<'a, I, O>(
+    kind: &ApiResource,
+    raw: &'a [u8],
+    keep: impl FnMut(I) -> Option<O>,
+) -> Result<Vec<O>, LookupError>
+where
+    I: Deserialize<'a>,
+{
     let fail = |why: String| {
         LookupError::list(
             kind,
@@ -512,27 +515,147 @@ where
     if decode::is_null(raw) {
         return Err(fail("expected a list, found null".to_string()));
     }
-    let list: ListAnswer<'a, I> = decode::from_slice(raw).map_err(|e| fail(e.to_string()))?;
-    let head = TypeHead {
-        api_version: list.api_version,
-        kind: list.kind,
+    let seed = ListSeed {
+        keep,
+        item: PhantomData,
     };
+    let (head, items) = decode::from_slice_seed(raw, seed).map_err(|e| fail(e.to_string()))?;
     head.check(kind.api_version, &format!("{}List", kind.kind), true)
         .map_err(fail)?;
-    list.items
-        .ok_or_else(|| fail("missing field `items`".to_string()))
+    items.ok_or_else(|| fail("missing field `items`".to_string()))
 }
 
-/// The IP CRs of `subnet` in a raw IP list answer, decoded with borrowed
-/// strings; only those kept are copied.
-fn ips_of_subnet(raw: &[u8], subnet: &str, into: &mut Vec<Ip>) -> Result<(), LookupError> {
-    let items: Vec<IpRef<'_>> = decode_list::<IpRef<'_>>(&kinds::IP, raw)?;
-    into.extend(
-        items
-            .iter()
-            .filter(|ip| ip.spec.subnet.as_ref() == subnet)
-            .map(IpRef::to_owned),
-    );
+/// Reads a `{Kind}List` answer: its type, and what `keep` keeps of each of
+/// its items (`None` when it has no `items`). Other keys are skipped; a
+/// repeated one is refused, as serde's derived readers refuse it.
+struct ListSeed<F, I> {
+    keep: F,
+    item: PhantomData<fn() -> I>,
+}
+
+type ListRead<'a, O> = (TypeHead<'a>, Option<Vec<O>>);
+
+impl<'de, I, O, F> DeserializeSeed<'de> for ListSeed<F, I>
+where
+    I: Deserialize<'de>,
+    F: FnMut(I) -> Option<O>,
+{
+    type Value = ListRead<'de, O>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_struct("List", &["apiVersion", "kind", "items"], self)
+    }
+}
+
+impl<'de, I, O, F> Visitor<'de> for ListSeed<F, I>
+where
+    I: Deserialize<'de>,
+    F: FnMut(I) -> Option<O>,
+{
+    type Value = ListRead<'de, O>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("struct List")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut head = TypeHead::default();
+        let mut items = None;
+        let (mut saw_api_version, mut saw_kind) = (false, false);
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            let (field, seen) = match key.as_ref() {
+                "apiVersion" => ("apiVersion", &mut saw_api_version),
+                "kind" => ("kind", &mut saw_kind),
+                "items" => {
+                    if items.is_some() {
+                        return Err(de::Error::duplicate_field("items"));
+                    }
+                    items = Some(map.next_value_seed(ItemsSeed {
+                        keep: &mut self.keep,
+                        item: PhantomData,
+                    })?);
+                    continue;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if std::mem::replace(seen, true) {
+                return Err(de::Error::duplicate_field(field));
+            }
+            let value = map.next_value::<Option<Cow<'de, str>>>()?;
+            match field {
+                "kind" => head.kind = value,
+                _ => head.api_version = value,
+            }
+        }
+        Ok((head, items.flatten()))
+    }
+}
+
+/// A list's `items`, `null` read as absent, each item passed to `keep`.
+struct ItemsSeed<'k, F, I> {
+    keep: &'k mut F,
+    item: PhantomData<fn() -> I>,
+}
+
+impl<'de, I, O, F> DeserializeSeed<'de> for ItemsSeed<'_, F, I>
+where
+    I: Deserialize<'de>,
+    F: FnMut(I) -> Option<O>,
+{
+    type Value = Option<Vec<O>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de, I, O, F> Visitor<'de> for ItemsSeed<'_, F, I>
+where
+    I: Deserialize<'de>,
+    F: FnMut(I) -> Option<O>,
+{
+    type Value = Option<Vec<O>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_seq(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(item) = seq.next_element::<I>()? {
+            kept.extend((self.keep)(item));
+        }
+        Ok(Some(kept))
+    }
+}
+
+/// The IP CRs of `subnet` holding one of `addresses` in a raw IP list
+/// answer, read with borrowed strings; only those kept are copied.
+fn ips_of_subnet(
+    raw: &[u8],
+    subnet: &str,
+    addresses: &[IpAddr],
+    into: &mut Vec<Ip>,
+) -> Result<(), LookupError> {
+    let kept = decode_list_kept(&kinds::IP, raw, |ip: IpRef<'_>| {
+        (ip.spec.subnet.as_ref() == subnet && ip.holds_any(addresses)).then(|| ip.to_owned())
+    })?;
+    into.extend(kept);
     Ok(())
 }
 
@@ -582,11 +705,11 @@ impl<H: Host> Cluster for HostCluster<H> {
     /// IP CRs labelled with the subnet, and those without the label at all
     /// (an IP CR written by hand, before kube-ovn-controller labels it).
     /// Otherwise the whole list.
-    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
         let mut found = Vec::new();
         if !is_label_value(subnet) || subnet.is_empty() {
             let raw = self.list_raw(&kinds::IP, None, Some(&IP_FIELD_MASKS))?;
-            ips_of_subnet(&raw, subnet, &mut found)?;
+            ips_of_subnet(&raw, subnet, addresses, &mut found)?;
             return Ok(found);
         }
         let labelled = self.list_raw(
@@ -594,7 +717,7 @@ impl<H: Host> Cluster for HostCluster<H> {
             Some(format!("{SUBNET_LABEL}={subnet}")),
             Some(&IP_FIELD_MASKS),
         )?;
-        ips_of_subnet(&labelled, subnet, &mut found)?;
+        ips_of_subnet(&labelled, subnet, addresses, &mut found)?;
         let mut unlabelled = self.unlabelled_ips.borrow_mut();
         if unlabelled.is_none() {
             *unlabelled = Some(self.list_raw(
@@ -604,7 +727,7 @@ impl<H: Host> Cluster for HostCluster<H> {
             )?);
         }
         if let Some(raw) = unlabelled.as_deref() {
-            ips_of_subnet(raw, subnet, &mut found)?;
+            ips_of_subnet(raw, subnet, addresses, &mut found)?;
         }
         Ok(found)
     }
@@ -732,6 +855,92 @@ mod tests {
     /// now a narrowed list; the GET of the same kind still shows the texts.)
     const MISSING_POOL: &str = "Host error: Callback evaluation failure: Cannot find \
         kubeovn.io/v1/IPPool named 'pool-a' inside of namespace 'None'\n\nStack backtrace:\n   0: <unknown>";
+
+    /// An IP list answer with these items.
+    fn ip_list(items: &str) -> String {
+        format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPList","metadata":{{"resourceVersion":"7"}},"items":{items}}}"#
+        )
+    }
+
+    fn ip_item(name: &str, subnet: &str, v4: &str) -> String {
+        format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{{"name":"{name}","labels":{{"x":"y"}}}},"spec":{{"subnet":"{subnet}","v4IpAddress":"{v4}","ipAddress":"{v4}","namespace":"ns","podName":"{name}"}}}}"#
+        )
+    }
+
+    fn kept(raw: &str, subnet: &str, addresses: &[&str]) -> Result<Vec<String>, String> {
+        let addresses: Vec<IpAddr> = addresses.iter().map(|a| a.parse().unwrap()).collect();
+        let mut found = Vec::new();
+        ips_of_subnet(raw.as_bytes(), subnet, &addresses, &mut found).map_err(|e| e.to_string())?;
+        Ok(found.into_iter().map(|ip| ip.metadata.name).collect())
+    }
+
+    #[test]
+    fn only_the_ip_objects_of_the_subnet_holding_an_address_asked_for_are_kept() {
+        let raw = ip_list(&format!(
+            "[{},{},{},{}]",
+            ip_item("a", "net1", "10.0.0.1"),
+            ip_item("b", "net1", "10.0.0.2"),
+            ip_item("c", "net2", "10.0.0.2"),
+            ip_item("d", "net1", "not-an-ip"),
+        ));
+        assert_eq!(kept(&raw, "net1", &["10.0.0.2"]), Ok(vec!["b".to_string()]));
+        assert_eq!(
+            kept(&raw, "net1", &["10.0.0.1", "10.0.0.2"]),
+            Ok(vec!["a".to_string(), "b".to_string()])
+        );
+        assert_eq!(kept(&raw, "net1", &["10.0.0.9"]), Ok(vec![]));
+        assert_eq!(kept(&raw, "net1", &[]), Ok(vec![]));
+        // Held through the combined field, written as a CIDR (I1 by value).
+        let cidr =
+            ip_item("e", "net1", "").replace(r#""ipAddress":"""#, r#""ipAddress":"10.0.0.3/24""#);
+        assert_eq!(
+            kept(&ip_list(&format!("[{cidr}]")), "net1", &["10.0.0.3"]),
+            Ok(vec!["e".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_list_answer_that_is_not_a_list_is_refused_whatever_is_kept() {
+        let why = |raw: &str| kept(raw, "net1", &["10.0.0.1"]).expect_err(raw);
+        let prefix =
+            "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: ";
+        for (raw, message) in [
+            (ip_list("null"), "missing field `items`"),
+            (
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"IPList"}"#.to_string(),
+                "missing field `items`",
+            ),
+            ("null".to_string(), "expected a list, found null"),
+            (
+                ip_list("[]").replace("IPList", "SubnetList"),
+                "invalid value: string \"SubnetList\", expected IPList",
+            ),
+            (
+                r#"{"apiVersion":"kubeovn.io/v1","items":[]}"#.to_string(),
+                "missing field `kind`, expected IPList",
+            ),
+            (
+                ip_list("[]").replace(r#""items":[]"#, r#""items":[],"items":[]"#),
+                "items: duplicate field `items` at line 1 column 99",
+            ),
+            (
+                ip_list("[]").replace(r#""kind":"IPList""#, r#""kind":"IPList","kind":"IPList""#),
+                "kind: duplicate field `kind` at line 1 column 52",
+            ),
+            (
+                ip_list("5"),
+                "items: invalid type: integer `5`, expected a sequence at line 1 column 90",
+            ),
+            (
+                ip_list(r#"[{"spec":{"subnet":7}}]"#),
+                "items[0].spec.subnet: invalid type: integer `7`, expected a string at line 1 column 109",
+            ),
+        ] {
+            assert_eq!(why(&raw), format!("{prefix}{message}"), "{raw}");
+        }
+    }
 
     #[test]
     fn a_missing_object_is_recognised_from_the_policy_servers_answer() {

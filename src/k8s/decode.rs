@@ -30,8 +30,17 @@ impl fmt::Display for Error {
 
 /// Decodes one JSON text (whitespace around it only) as `T`.
 pub fn from_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, Error> {
+    from_slice_seed(bytes, std::marker::PhantomData::<T>)
+}
+
+/// Decodes one JSON text (whitespace around it only) with a seed, as
+/// [`from_slice`] decodes a type.
+pub fn from_slice_seed<'a, S: DeserializeSeed<'a>>(
+    bytes: &'a [u8],
+    seed: S,
+) -> Result<S::Value, Error> {
     let mut json = serde_json::Deserializer::from_slice(bytes);
-    T::deserialize(GoNull(&mut json))
+    seed.deserialize(GoNull(&mut json))
         .and_then(|value| json.end().map(|()| value))
         .map_err(|e| explain(bytes, e))
 }

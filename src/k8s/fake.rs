@@ -7,6 +7,7 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
+use std::net::IpAddr;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
 pub fn from_value<T: for<'a> serde::Deserialize<'a>>(
@@ -56,12 +57,14 @@ pub struct FakeCluster {
 }
 
 impl Cluster for FakeCluster {
-    fn ips_in_subnet(&self, subnet: &str) -> Result<Vec<Ip>, LookupError> {
+    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
         self.fail.clone().map_or(
             Ok(self
                 .ips
                 .iter()
-                .filter(|ip| ip.spec.subnet == subnet)
+                .filter(|ip| {
+                    ip.spec.subnet == subnet && ip.addresses().iter().any(|a| addresses.contains(a))
+                })
                 .cloned()
                 .collect()),
             |e| Err(LookupError::failed(e)),

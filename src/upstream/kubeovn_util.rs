@@ -8,6 +8,17 @@ use crate::upstream::go_strconv::is_upper;
 use ipnet::IpNet;
 use std::net::IpAddr;
 
+/// An address as upstream's `checkIPConflict` reads an annotation item or
+/// an IP object's address: `a/n` by `ParseCIDR` (untrimmed), anything else
+/// by `ParseIP` of the trimmed text.
+pub fn parse_item(item: &str) -> Option<IpAddr> {
+    if item.contains('/') {
+        parse_cidr(item).map(|c| c.ip)
+    } else {
+        parse_ip(item.trim())
+    }
+}
+
 /// An address family as Kube-OVN's `util.CheckProtocol` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {

@@ -4,7 +4,9 @@
 //! lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation, parse_item, split_items};
+use crate::checks::static_ip::network::{
+    LOGICAL_SWITCH, Nic, annotation, attachments, primary, split_items,
+};
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_address_pool};
 use crate::k8s::cluster::Cluster;
@@ -12,7 +14,7 @@ use crate::k8s::objects::{Ip, Subnet};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::rc::Rc;
 
@@ -38,6 +40,9 @@ pub const DEFAULT_SUBNET: &str = "ovn-default";
 pub struct Checker<'r, 'c> {
     claim: &'r Claim<'r>,
     cluster: &'c dyn Cluster,
+    /// Every address the claim names, on any NIC: only the IP objects that
+    /// hold one of them can decide anything, so only those are kept.
+    addresses: Vec<IpAddr>,
     indexes: RefCell<Vec<(String, Rc<Index>)>>,
 }
 
@@ -47,6 +52,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         Checker {
             claim,
             cluster,
+            addresses: claimed_addresses(claim.annotations),
             indexes: RefCell::default(),
         }
     }
@@ -87,9 +93,9 @@ impl<'r, 'c> Checker<'r, 'c> {
             return Ok(index.clone());
         }
         let mut index = Index::new();
-        for ip in self.cluster.ips_in_subnet(subnet)? {
+        for ip in self.cluster.ips_holding(subnet, &self.addresses)? {
             let ip = Rc::new(ip);
-            for address in ip_cr_addresses(&ip) {
+            for address in ip.addresses() {
                 index.entry(address).or_default().push(ip.clone());
             }
         }
@@ -260,22 +266,29 @@ fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
     ))
 }
 
+/// Every address in the `ip_address` and address `ip_pool` annotations of
+/// every NIC, as the conflict checks read them (a pool group's addresses
+/// are among its items), sorted and without repeats.
+fn claimed_addresses(annotations: &BTreeMap<String, String>) -> Vec<IpAddr> {
+    let mut addresses: Vec<IpAddr> = std::iter::once(primary(annotations))
+        .chain(attachments(annotations))
+        .flat_map(|nic| {
+            let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool).items);
+            split_items(nic.ip_address)
+                .into_iter()
+                .chain(pool.into_iter().flatten())
+        })
+        .flatten()
+        .collect();
+    addresses.sort_unstable();
+    addresses.dedup();
+    addresses
+}
+
 fn sorted_by_name(subnets: &[Subnet]) -> Vec<&Subnet> {
     let mut sorted: Vec<&Subnet> = subnets.iter().collect();
     sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     sorted
-}
-
-/// I1: the addresses an IP CR holds, by value: `v4IpAddress`/`v6IpAddress`,
-/// or `ipAddress` split on `,` when neither is set.
-pub fn ip_cr_addresses(ip: &Ip) -> Vec<IpAddr> {
-    let spec = &ip.spec;
-    let split: Vec<&str> = if spec.v4_ip_address.is_empty() && spec.v6_ip_address.is_empty() {
-        spec.ip_address.split(',').collect()
-    } else {
-        vec![spec.v4_ip_address.as_str(), spec.v6_ip_address.as_str()]
-    };
-    split.into_iter().filter_map(parse_item).collect()
 }
 
 /// Upstream's `checkIPAddressFamilyUniqueness`: at most one IPv4 and one IPv6

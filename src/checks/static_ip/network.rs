@@ -83,15 +83,7 @@ pub fn primary(annotations: &BTreeMap<String, String>) -> Nic<'_> {
     }
 }
 
-/// An annotation item as upstream's `checkIPConflict` reads it: `a/n` by
-/// `ParseCIDR` (untrimmed), anything else by `ParseIP` of the trimmed text.
-pub fn parse_item(item: &str) -> Option<IpAddr> {
-    if item.contains('/') {
-        parse_cidr(item).map(|c| c.ip)
-    } else {
-        parse_ip(item.trim())
-    }
-}
+pub use crate::upstream::kubeovn_util::parse_item;
 
 /// The items of an `ip_address` annotation.
 pub fn split_items(value: &str) -> Vec<Option<IpAddr>> {

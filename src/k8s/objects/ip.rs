@@ -2,8 +2,10 @@
 //! (one pod NIC, node or VIP).
 
 use super::Meta;
+use crate::upstream::kubeovn_util::parse_item;
 use serde::Deserialize;
 use std::borrow::Cow;
+use std::net::IpAddr;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
@@ -30,6 +32,35 @@ pub struct IpSpec {
     pub mac_address: String,
     /// `""`, `StatefulSet` or `VirtualMachine`.
     pub pod_type: String,
+}
+
+impl Ip {
+    /// The addresses it holds (I1).
+    pub fn addresses(&self) -> Vec<IpAddr> {
+        let spec = &self.spec;
+        held_addresses(&spec.ip_address, &spec.v4_ip_address, &spec.v6_ip_address).collect()
+    }
+}
+
+/// I1: the addresses an IP object holds, by value: `v4IpAddress` and
+/// `v6IpAddress`, or `ipAddress` split on `,` when neither is set; what
+/// does not parse holds nothing.
+fn held_addresses<'s>(
+    ip_address: &'s str,
+    v4_ip_address: &'s str,
+    v6_ip_address: &'s str,
+) -> impl Iterator<Item = IpAddr> + 's {
+    let combined = v4_ip_address.is_empty() && v6_ip_address.is_empty();
+    let (split, pair) = if combined {
+        (Some(ip_address.split(',')), None)
+    } else {
+        (None, Some([v4_ip_address, v6_ip_address]))
+    };
+    split
+        .into_iter()
+        .flatten()
+        .chain(pair.into_iter().flatten())
+        .filter_map(parse_item)
 }
 
 /// An IP as an IP list answer holds it, its strings borrowed from the answer
@@ -70,6 +101,13 @@ pub struct IpSpecRef<'a> {
 }
 
 impl IpRef<'_> {
+    /// Whether it holds one of these addresses (I1).
+    pub fn holds_any(&self, addresses: &[IpAddr]) -> bool {
+        let spec = &self.spec;
+        held_addresses(&spec.ip_address, &spec.v4_ip_address, &spec.v6_ip_address)
+            .any(|a| addresses.contains(&a))
+    }
+
     /// The owned [`Ip`] with the same fields.
     pub fn to_owned(&self) -> Ip {
         let spec = &self.spec;

@@ -511,8 +511,16 @@ FETCHED_BY_NAME = ("vpcs", "iptablesEips", "ovnEips", "qosPolicies", "services",
 
 
 def fetched_by_name(cluster):
-    """What of a case's cluster the policy may fetch by name, comparable between cases."""
-    return json.dumps({k: cluster.get(k) for k in FETCHED_BY_NAME}, sort_keys=True)
+    """What of a case's cluster the policy may fetch by name, comparable between cases.
+
+    A pod's own IP object is fetched by name (I15) only where a Subnet has a
+    record of the addresses in use: then the IP objects count too.
+    """
+    fetched = {k: cluster.get(k) for k in FETCHED_BY_NAME}
+    statuses = [s.get("status") for s in cluster.get("subnets", []) if isinstance(s, dict)]
+    if any(isinstance(st, dict) and (st.get("v4usingIPrange") or st.get("v6usingIPrange")) for st in statuses):
+        fetched["ips"] = cluster.get("ips")
+    return json.dumps(fetched, sort_keys=True)
 
 
 # (resource, verb removed from deploy/rbac.yaml's ClusterRole, what is then tried)

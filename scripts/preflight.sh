@@ -22,10 +22,10 @@ check() { # expected verb resource [kubectl flags...]
   [ "$got" = "$expected" ] || failed=1
 }
 
-for r in vpcs iptables-eips; do
+for r in vpcs iptables-eips ips; do
   for v in get list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
-for r in subnets ippools ips iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
+for r in subnets ippools iptables-dnat-rules iptables-snat-rules iptables-fip-rules ovn-dnat-rules ovn-snat-rules ovn-fips; do
   for v in list watch; do check yes $v $r.kubeovn.io --as=$ps; done
 done
 for r in ovn-eips qos-policies; do check yes get $r.kubeovn.io --as=$ps; done

@@ -151,7 +151,7 @@ def main():
     bad = run(rbac_docs(drop=("kube-ovn-policy-lookups", "ips")))
     failing = [l for l in bad.stdout.splitlines() if l.startswith("FAIL")]
     ok = good.returncode == 0 and bad.returncode == 1 and failing and all(" ips.kubeovn.io " in l for l in failing)
-    print(f"preflight with deploy/rbac.yaml: exit {good.returncode}; without list/watch on ips: "
+    print(f"preflight with deploy/rbac.yaml: exit {good.returncode}; without get/list/watch on ips: "
           f"exit {bad.returncode}, {len(failing)} failing line(s): {failing}")
     print(f"test-preflight: {1 if ok else 0} passed, {0 if ok else 1} failed")
     sys.exit(0 if ok else 1)

@@ -4,7 +4,7 @@
 //!
 //! | kind | module |
 //! |---|---|
-//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::in_subnet`], [`static_ip::owner`]) |
+//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::status`], [`static_ip::in_subnet`], [`static_ip::owner`]) |
 //! | Subnet | [`subnet`] |
 //! | Vpc | [`vpc`] |
 //! | Vip | [`vip`] |
@@ -24,7 +24,8 @@
 //! in; I6 static IPs checked against their subnet; I7 attachment networks;
 //! I8 the default VPC; I9 the apiserver address; I10 workload updates; I11
 //! audit; I12 determinism (the first by name); I13 pools as the controller
-//! allocates them; I14 IPPool objects as the controller's IPAM takes them.
+//! allocates them; I14 IPPool objects as the controller's IPAM takes them;
+//! I15 the subnet's own record of what is in use.
 
 pub mod ip;
 pub mod ippool;

@@ -73,9 +73,9 @@ pub fn evaluate(payload: &[u8], cluster: &dyn Cluster) -> Verdict {
 /// Each kind to the module that admits it; any other kind is admitted.
 fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -> Verdict {
     let admitted = match (request.kind.group.as_str(), request.kind.kind.as_str()) {
-        ("", "Pod") => static_ip::admit_pod(request, cluster),
+        ("", "Pod") => static_ip::admit_pod(request, settings, cluster),
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet") | ("batch", "Job" | "CronJob") => {
-            return static_ip::admit_workload(request, cluster);
+            return static_ip::admit_workload(request, settings, cluster);
         }
         ("kubeovn.io", "Subnet") => subnet::admit(request, settings, cluster),
         ("kubeovn.io", "Vpc") => vpc::admit(request, cluster),

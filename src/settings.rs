@@ -17,6 +17,9 @@ pub struct Settings {
     /// I9: the apiserver Service ClusterIP(s), `ip` or `v4,v6`; looked up
     /// from Service `default/kubernetes` when unset.
     pub kubernetes_service_ip: Option<String>,
+    /// I15: whether a subnet's record of the addresses in use may spare
+    /// the lookups of its IP objects; unset is `true`.
+    pub use_subnet_status: Option<bool>,
 }
 
 /// A settings document as written: each setting's text, so that a value
@@ -29,6 +32,8 @@ struct Document<'a> {
     default_vpc: Option<Raw<'a>>,
     #[serde(borrow, default, rename = "kubernetesServiceIP")]
     kubernetes_service_ip: Option<Raw<'a>>,
+    #[serde(borrow, default)]
+    use_subnet_status: Option<Raw<'a>>,
 }
 
 /// A string setting: `null` is unset (as absent); anything but a string is
@@ -37,6 +42,19 @@ fn string_field(name: &str, raw: Option<Raw<'_>>) -> Result<Option<String>, Stri
     raw.map(|raw| {
         serde_json::from_str::<String>(raw.get())
             .map_err(|_| format!("{name}: expected a string, got {}", raw.get()))
+    })
+    .transpose()
+}
+
+/// A boolean setting: `null` is unset (as absent); anything but `true` or
+/// `false` is refused, quoting the value given.
+fn bool_field(name: &str, raw: Option<Raw<'_>>) -> Result<Option<bool>, String> {
+    raw.and_then(|raw| match raw.get() {
+        "null" => None,
+        text => Some(
+            serde_json::from_str::<bool>(text)
+                .map_err(|_| format!("{name}: expected true or false, got {text}")),
+        ),
     })
     .transpose()
 }
@@ -51,6 +69,7 @@ fn read_document(payload: &str) -> Result<Settings, String> {
     Ok(Settings {
         default_vpc: string_field("defaultVpc", document.default_vpc)?,
         kubernetes_service_ip: string_field("kubernetesServiceIP", document.kubernetes_service_ip)?,
+        use_subnet_status: bool_field("useSubnetStatus", document.use_subnet_status)?,
     })
 }
 
@@ -58,6 +77,11 @@ impl Settings {
     /// `defaultVpc`, or `ovn-cluster`.
     pub fn default_vpc(&self) -> &str {
         self.default_vpc.as_deref().unwrap_or(DEFAULT_VPC)
+    }
+
+    /// `useSubnetStatus`, or `true` (I15).
+    pub fn use_subnet_status(&self) -> bool {
+        self.use_subnet_status.unwrap_or(true)
     }
 
     /// Checks every value; the message names the setting at fault.
@@ -107,6 +131,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn use_subnet_status_defaults_to_true() {
+        let read = |json: &str| Settings::from_json(json.as_bytes()).map(|s| s.use_subnet_status());
+        assert_eq!(read("{}"), Ok(true));
+        assert_eq!(read("null"), Ok(true));
+        assert_eq!(read(r#"{"useSubnetStatus":null}"#), Ok(true));
+        assert_eq!(read(r#"{"useSubnetStatus":true}"#), Ok(true));
+        assert_eq!(read(r#"{"useSubnetStatus":false}"#), Ok(false));
+    }
+
+    #[test]
     fn settings_table() {
         let cases: &[(&str, Result<(), &str>)] = &[
             ("{}", Ok(())),
@@ -139,6 +173,17 @@ mod tests {
                 Err("kubernetesServiceIP: expected a string, got {\"ip\":\"10.96.0.1\"}"),
             ),
             (r#"{"defaultVpc":null,"kubernetesServiceIP":null}"#, Ok(())),
+            (r#"{"useSubnetStatus":false}"#, Ok(())),
+            (r#"{"useSubnetStatus":true}"#, Ok(())),
+            (r#"{"useSubnetStatus":null}"#, Ok(())),
+            (
+                r#"{"useSubnetStatus":"false"}"#,
+                Err("useSubnetStatus: expected true or false, got \"false\""),
+            ),
+            (
+                r#"{"useSubnetStatus":0}"#,
+                Err("useSubnetStatus: expected true or false, got 0"),
+            ),
             (
                 r#"{"kubernetesServiceIP":""}"#,
                 Err("kubernetesServiceIP: \"\" is not an IP address"),
@@ -166,7 +211,7 @@ mod tests {
             (
                 r#"{"defaultVPC":"x"}"#,
                 Err(
-                    "settings are not valid: unknown field `defaultVPC`, expected `defaultVpc` or `kubernetesServiceIP`",
+                    "settings are not valid: unknown field `defaultVPC`, expected one of `defaultVpc`, `kubernetesServiceIP`, `useSubnetStatus`",
                 ),
             ),
             (

@@ -6,6 +6,7 @@
 use kube_ovn_policy::checks::static_ip::owner::{Claim, Subject};
 use kube_ovn_policy::checks::static_ip::{self, network};
 use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
+use kube_ovn_policy::settings::Settings;
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 
@@ -72,5 +73,5 @@ fuzz_target!(|data: &[u8]| {
             statefulset: None,
         },
     };
-    let _ = static_ip::validate(&claim, &HostCluster::with_host(Small));
+    let _ = static_ip::validate(&claim, &Settings::default(), &HostCluster::with_host(Small));
 });

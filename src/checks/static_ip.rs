@@ -1,10 +1,11 @@
 //! Static-IP admission for Pods and workload templates (kube-ovn-webhook's
-//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12 and I13
-//! (named in [`crate::checks`]).
+//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12, I13
+//! and I15 (named in [`crate::checks`]).
 //! The entries ([`admit_pod`], [`admit_workload`]) and the order of the
 //! checks ([`validate`]) are here; below, the pieces by what they do:
 //! [`network`] (the annotations and `ValidatePodNetwork`), [`conflicts`],
-//! [`pools`], [`in_subnet`] and [`owner`].
+//! [`status`] (the subnet's record of what is in use), [`pools`],
+//! [`in_subnet`] and [`owner`].
 //!
 //! Order, as upstream and then the new checks: trigger and live-migration
 //! bypass, `ValidatePodNetwork` (400), `ip_address` family uniqueness and
@@ -17,11 +18,13 @@ pub mod in_subnet;
 pub mod network;
 pub mod owner;
 pub mod pools;
+pub mod status;
 
 use crate::admission::denial::Denial;
 use crate::admission::{self, Operation};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::{Pod, Replicas, WorkloadObject};
+use crate::settings::Settings;
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
 use network::{attachments, primary};
@@ -36,7 +39,11 @@ pub const MIGRATION_JOB: &str = "kubevirt.io/migrationJobName";
 
 /// Admits a Pod CREATE: the pod's own annotations, its owner and the
 /// workload that controls it.
-pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+pub fn admit_pod(
+    request: &admission::Request<'_>,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
     if request.operation != Operation::Create {
         return Ok(());
     }
@@ -63,7 +70,7 @@ pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Res
             statefulset,
         },
     };
-    validate(&claim, cluster)
+    validate(&claim, settings, cluster)
 }
 
 /// Admits a Deployment, StatefulSet, DaemonSet, Job or CronJob CREATE, or an
@@ -71,6 +78,7 @@ pub fn admit_pod(request: &admission::Request<'_>, cluster: &dyn Cluster) -> Res
 /// returns its warnings (I13): the only check that warns.
 pub fn admit_workload(
     request: &admission::Request<'_>,
+    settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<Vec<String>, Denial> {
     let Some(kind) = WorkloadKind::from_kind(&request.kind.kind) else {
@@ -106,7 +114,7 @@ pub fn admit_workload(
             name: name.to_string(),
         }),
     };
-    validate(&claim, cluster)?;
+    validate(&claim, settings, cluster)?;
     let replicas = match (kind, &workload.spec.replicas) {
         (WorkloadKind::Deployment | WorkloadKind::StatefulSet, Replicas(Some(n))) => {
             u64::try_from(*n).unwrap_or(0)
@@ -139,7 +147,11 @@ fn template_annotations(
 }
 
 /// Validates a claim, its checks in upstream's order; `Ok` admits it.
-pub fn validate(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
+pub fn validate(
+    claim: &Claim<'_>,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
     let annotations = claim.annotations;
     let primary = primary(annotations);
     let attached = attachments(annotations);
@@ -164,7 +176,7 @@ pub fn validate(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), Denial> 
     }
     network::validate(annotations).map_err(Denial::bad_request)?;
 
-    let check = Checker::new(claim, cluster);
+    let check = Checker::new(claim, cluster, settings.use_subnet_status());
     let primary_subnet = if primary.ip_address.is_empty() && !is_address_pool(primary.ip_pool) {
         None // nothing of the primary NIC is looked up
     } else {

@@ -18,7 +18,7 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace, Service, Subnet,
-    Vpc, VpcReferrer,
+    SubnetByName, Vpc, VpcReferrer,
 };
 use crate::upstream::go_strconv::go_quote;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
@@ -129,9 +129,13 @@ pub trait Cluster {
         kind: &ApiResource,
         labels: &[(&str, &str)],
     ) -> Result<Vec<String>, LookupError>;
-    /// The `kubeovn.io/v1` Subnet of that name (its CIDR and gateway), `None`
-    /// when it does not exist.
+    /// The `kubeovn.io/v1` Subnet of that name (its CIDR, gateway,
+    /// `excludeIps` and record of what is in use), `None` when it does not
+    /// exist.
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
+    /// The `kubeovn.io/v1` IP of that name, `None` when it does not exist
+    /// (I15: a pod's own, `<pod>.<namespace>[.<provider>]`).
+    fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError>;
     /// Every `kubeovn.io/v1` Vpc.
     fn vpcs(&self) -> Result<&[Vpc], LookupError>;
     /// Service `default/kubernetes`, `None` when it does not exist (I9).
@@ -202,9 +206,18 @@ pub const SUBNET_FIELD_MASKS: [&str; 8] = [
 ];
 
 /// The fields of a Subnet fetched by name: what I6, the Vip and IP checks
-/// and an IPPool (I14, `excludeIps` too) read. One set for every such
-/// lookup, so each subnet name keeps a single watch cache.
-pub const SUBNET_GET_FIELD_MASKS: [&str; 3] = ["spec.cidrBlock", "spec.excludeIps", "spec.gateway"];
+/// and an IPPool (I14, `excludeIps` too) read, and the record of the
+/// addresses in use (I15). One set for every such lookup, so each subnet
+/// name keeps a single watch cache.
+pub const SUBNET_GET_FIELD_MASKS: [&str; 7] = [
+    "spec.cidrBlock",
+    "spec.excludeIps",
+    "spec.gateway",
+    "status.v4usingIPrange",
+    "status.v4usingIPs",
+    "status.v6usingIPrange",
+    "status.v6usingIPs",
+];
 
 /// A Namespace is read for its annotations only: a mask that names no field
 /// outside `metadata` (which always comes whole) drops `spec` and `status`.
@@ -267,6 +280,8 @@ pub struct HostCluster<H: Host = Wapc> {
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     /// Namespaces by name, as looked up.
     namespaces: RefCell<Vec<(String, Lookup<Option<Namespace>>)>>,
+    /// Subnets by name, as looked up (I15 and I6 read the same one).
+    named_subnets: RefCell<Vec<(String, Lookup<Option<Subnet>>)>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
     unlabelled_ips: RefCell<Option<Vec<u8>>>,
 }
@@ -293,6 +308,7 @@ impl<H: Host> HostCluster<H> {
             ippools: OnceCell::new(),
             vpcs: OnceCell::new(),
             namespaces: RefCell::default(),
+            named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
         }
     }
@@ -812,7 +828,21 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        self.get_cached::<Subnet>(&kinds::SUBNET, name, &SUBNET_GET_FIELD_MASKS)
+        let mut known = self.named_subnets.borrow_mut();
+        if let Some((_, answer)) = known.iter().find(|(n, _)| n == name) {
+            return answer.clone();
+        }
+        let answer = self
+            .get_cached::<SubnetByName>(&kinds::SUBNET, name, &SUBNET_GET_FIELD_MASKS)
+            .map(|found| found.map(Subnet::from));
+        known.push((name.to_string(), answer.clone()));
+        answer
+    }
+
+    /// A GET (one API request, cached 5 s per name by the policy-server):
+    /// IP names are per pod, too many for a watch cache each.
+    fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError> {
+        self.get_object::<Ip>(&kinds::IP, name, None, Some(&IP_FIELD_MASKS))
     }
 
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {

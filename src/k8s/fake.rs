@@ -7,6 +7,7 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
 };
+use std::cell::RefCell;
 use std::net::IpAddr;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
@@ -54,10 +55,14 @@ pub struct FakeCluster {
     pub existing: Vec<(&'static ApiResource, String)>,
     /// When set, every lookup fails with this text.
     pub fail: Option<String>,
+    /// The IP and Subnet lookups made, in order: `list IP <subnet>`,
+    /// `get IP <name>`, `get Subnet <name>` (I15's tests count them).
+    pub lookups: RefCell<Vec<String>>,
 }
 
 impl Cluster for FakeCluster {
     fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
+        self.lookups.borrow_mut().push(format!("list IP {subnet}"));
         self.fail.clone().map_or(
             Ok(self
                 .ips
@@ -141,8 +146,16 @@ impl Cluster for FakeCluster {
             .collect())
     }
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+        self.lookups.borrow_mut().push(format!("get Subnet {name}"));
         self.subnets()
             .map(|all| all.iter().find(|s| s.metadata.name == name).cloned())
+    }
+    fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError> {
+        self.lookups.borrow_mut().push(format!("get IP {name}"));
+        self.fail.clone().map_or(
+            Ok(self.ips.iter().find(|ip| ip.metadata.name == name).cloned()),
+            |e| Err(LookupError::failed(e)),
+        )
     }
     fn vpcs(&self) -> Result<&[Vpc], LookupError> {
         self.fail

@@ -102,8 +102,9 @@ const fn core(
 
 use Lookup::{Get, List};
 
-/// One address allocation (one pod NIC, node or VIP): a static IP's conflicts.
-pub const IP: ApiResource = kube_ovn("IP", "ips", "ips", &[List]);
+/// One address allocation (one pod NIC, node or VIP): a static IP's
+/// conflicts; a pod's own, by name (I15).
+pub const IP: ApiResource = kube_ovn("IP", "ips", "ips", &[Get, List]);
 /// A Subnet: a pod's CIDR, and every other Subnet for overlaps.
 pub const SUBNET: ApiResource = kube_ovn("Subnet", "subnets", "subnets", &[List]);
 /// A Vpc: a Subnet's VPC, a NAT gateway's.

@@ -22,8 +22,8 @@ pub use nat::{
     OvnEipSpec, OvnRule, OvnRuleSpec, Ready, Toleration, VpcNatGateway, VpcNatGatewaySpec,
 };
 pub use subnet::{
-    BigInt, NatOutgoingPolicyMatch, NatOutgoingPolicyRule, Subnet, SubnetSpec, SubnetStatus,
-    U2oFeatures,
+    BigInt, InUse, NatOutgoingPolicyMatch, NatOutgoingPolicyRule, Subnet, SubnetByName, SubnetSpec,
+    SubnetStatus, U2oFeatures, Using,
 };
 pub use vip::{Vip, VipSpec, VipStatus};
 pub use vpc::{

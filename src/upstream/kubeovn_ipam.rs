@@ -114,6 +114,31 @@ impl RangeList {
         self.ranges.is_empty()
     }
 
+    /// Whether the set holds the address.
+    pub fn contains(&self, a: Addr) -> bool {
+        self.ranges
+            .binary_search_by(|r| {
+                if r.end < a {
+                    std::cmp::Ordering::Less
+                } else if r.start > a {
+                    std::cmp::Ordering::Greater
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .is_ok()
+    }
+
+    /// How many addresses the set holds; `None` past `u128::MAX` (the whole
+    /// IPv6 space).
+    pub fn address_count(&self) -> Option<u128> {
+        self.ranges.iter().try_fold(0u128, |n, r| {
+            (r.end.0 - r.start.0)
+                .checked_add(1)
+                .and_then(|size| n.checked_add(size))
+        })
+    }
+
     /// The addresses in both sets (ip_range_list.go:310 `Intersect`, which
     /// computes the same set with `Merge` and `Separate`).
     pub fn intersect(&self, other: &RangeList) -> RangeList {
@@ -268,6 +293,37 @@ pub fn new_ip_range_list_from<'a>(
         .map(parse_entry)
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RangeList::from_ranges(ranges))
+}
+
+/// A set printed by [`RangeList`]'s `Display` (`IPRangeList.String`), read
+/// back: `a` or `a-b` entries joined by `,`, the empty text the empty set.
+/// This is how kube-ovn-controller writes a Subnet's
+/// `status.v4usingIPrange` and `status.v6usingIPrange`
+/// (`IPAM.GetSubnetIPRangeString`, ipam.go:502). `None` for any other text:
+/// an entry that is no address (Go's `ParseIP`, untrimmed), or a range
+/// whose end is below its start.
+///
+/// ```
+/// use kube_ovn_policy::upstream::kubeovn_ipam::parse_range_list;
+/// let list = parse_range_list("10.16.0.2-10.16.0.4,10.16.0.9").unwrap();
+/// assert_eq!(list.address_count(), Some(4));
+/// assert_eq!(list.to_string(), "10.16.0.2-10.16.0.4,10.16.0.9");
+/// assert_eq!(parse_range_list("10.16.0.4-10.16.0.2"), None);
+/// assert_eq!(parse_range_list("10.16.0.2..10.16.0.4"), None);
+/// ```
+pub fn parse_range_list(s: &str) -> Option<RangeList> {
+    if s.is_empty() {
+        return Some(RangeList::default());
+    }
+    let ranges = s
+        .split(',')
+        .map(|entry| {
+            let (start, end) = entry.split_once('-').unwrap_or((entry, entry));
+            let (start, end) = (new_ip(start).ok()?, new_ip(end).ok()?);
+            (start <= end).then_some(Range { start, end })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(RangeList::from_ranges(ranges))
 }
 
 /// pkg/util/net.go:325 `SplitIpsByProtocol`: an entry whose text before
@@ -460,6 +516,69 @@ mod tests {
             .to_string(),
             "10.16.0.0,10.16.0.255-10.16.1.3"
         );
+    }
+
+    #[test]
+    fn using_ranges_read_back_as_the_controller_prints_them() {
+        let cases: &[(&str, Option<(&str, u128)>)] = &[
+            ("", Some(("", 0))),
+            ("10.16.0.2", Some(("10.16.0.2", 1))),
+            (
+                "10.16.0.2-10.16.0.4,10.16.0.9",
+                Some(("10.16.0.2-10.16.0.4,10.16.0.9", 4)),
+            ),
+            (
+                "fd00:10:16::2-fd00:10:16::ff",
+                Some(("fd00:10:16::2-fd00:10:16::ff", 254)),
+            ),
+            // Touching and unordered entries are one set, counted once.
+            (
+                "10.16.0.5,10.16.0.2-10.16.0.4",
+                Some(("10.16.0.2-10.16.0.5", 4)),
+            ),
+            (
+                "10.16.0.2-10.16.0.4,10.16.0.3",
+                Some(("10.16.0.2-10.16.0.4", 3)),
+            ),
+            (
+                "::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe",
+                Some(("::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe", u128::MAX)),
+            ),
+            ("10.16.0.4-10.16.0.2", None),
+            ("10.16.0.2..10.16.0.4", None),
+            ("10.16.0.2-10.16.0.4-10.16.0.6", None),
+            ("10.16.0.0/24", None),
+            (" 10.16.0.2", None),
+            ("10.16.0.2,", None),
+            ("10.16.0.2-", None),
+            ("abc", None),
+        ];
+        for (text, want) in cases {
+            let got = parse_range_list(text);
+            assert_eq!(
+                got.as_ref().map(|l| l.to_string()).as_deref(),
+                want.map(|(s, _)| s),
+                "{text}"
+            );
+            if let (Some(list), Some((_, count))) = (got, want) {
+                assert_eq!(list.address_count(), Some(*count), "{text}");
+            }
+        }
+        let whole = parse_range_list("::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff").expect("list");
+        assert_eq!(whole.address_count(), None, "2^128 addresses");
+        let list = parse_range_list("10.16.0.2-10.16.0.4,10.16.0.9").expect("list");
+        for (a, want) in [
+            ("10.16.0.1", false),
+            ("10.16.0.2", true),
+            ("10.16.0.4", true),
+            ("10.16.0.5", false),
+            ("10.16.0.9", true),
+            ("10.16.0.10", false),
+            ("::ffff:10.16.0.3", true),
+            ("fd00::2", false),
+        ] {
+            assert_eq!(list.contains(new_ip(a).expect("ip")), want, "{a}");
+        }
     }
 
     #[test]

@@ -79,7 +79,11 @@ fn pod(annotations: Value) -> Value {
 }
 
 fn cluster() -> ClusterState {
-    ClusterState::from_json(&json!({
+    ClusterState::from_json(&cluster_json()).expect("cluster")
+}
+
+fn cluster_json() -> Value {
+    json!({
         "ips": [{
             "apiVersion": "kubeovn.io/v1", "kind": "IP",
             "metadata": {"name": "static-7584848b74-fw9dm.default", "labels": {"ovn.kubernetes.io/subnet": "ovn-default"}},
@@ -92,8 +96,7 @@ fn cluster() -> ClusterState {
         }],
         "namespaces": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}],
         "ippools": [{"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-a"}}],
-    }))
-    .expect("cluster")
+    })
 }
 
 #[test]
@@ -113,8 +116,9 @@ fn seed_example_is_denied_with_upstreams_message() {
             "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
         )
     );
-    // The pod names its subnet, so two narrow lookups find the conflict: the
-    // IPs labelled with the subnet, and those without the label.
+    // The pod names its subnet: the Subnet (it has no record of what is in
+    // use, I15), then two narrow lookups find the conflict: the IPs labelled
+    // with the subnet, and those without the label.
     let ops: Vec<(&str, &str, &str)> = calls
         .iter()
         .map(|c| {
@@ -128,6 +132,7 @@ fn seed_example_is_denied_with_upstreams_message() {
     assert_eq!(
         ops,
         [
+            ("list_resources_all", "Subnet", ""),
             (
                 "list_resources_all",
                 "IP",
@@ -136,7 +141,7 @@ fn seed_example_is_denied_with_upstreams_message() {
             ("list_resources_all", "IP", "!ovn.kubernetes.io/subnet"),
         ]
     );
-    for call in &calls[..2] {
+    for call in &calls[1..3] {
         assert_eq!(
             call.payload["field_masks"],
             json!([
@@ -171,24 +176,129 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             )
         })
         .collect();
+    // The pod's Subnet is read once, for its record of what is in use (I15;
+    // it has none) and for I6.
     assert_eq!(
         ops,
         [
             "list_resources_all Namespace",
             "list_resources_all Subnet",
+            "list_resources_all Subnet",
             "list_resources_all IP",
             "list_resources_all IP",
-            "list_resources_all Subnet"
         ]
     );
     // The Namespace and the pod's Subnet come from watch caches narrowed to
     // their names: no API request once the caches are filled.
-    for (call, name) in [(&calls[0], "default"), (&calls[4], "ovn-default")] {
+    for (call, name) in [(&calls[0], "default"), (&calls[2], "ovn-default")] {
         assert_eq!(
             call.payload["field_selector"],
             json!(format!("metadata.name={name}"))
         );
     }
+}
+
+/// I15: [`cluster`] with ovn-default's record of what is in use (10.16.0.15
+/// and 10.16.0.20), the pod `app-1`'s own IP object holding 10.16.0.20, and
+/// a stale one holding 10.16.0.30, which the record does not show yet.
+fn recorded_cluster() -> ClusterState {
+    let mut state = cluster_json();
+    state["subnets"][0]["status"] =
+        json!({"v4usingIPs": 2, "v4usingIPrange": "10.16.0.15,10.16.0.20"});
+    for (name, pod, address) in [
+        ("app-1.default", "app-1", "10.16.0.20"),
+        ("stale.default", "stale", "10.16.0.30"),
+    ] {
+        state["ips"].as_array_mut().expect("ips").push(json!({
+            "apiVersion": "kubeovn.io/v1", "kind": "IP",
+            "metadata": {"name": name, "labels": {"ovn.kubernetes.io/subnet": "ovn-default"}},
+            "spec": {"podName": pod, "namespace": "default", "subnet": "ovn-default",
+                     "ipAddress": address, "v4IpAddress": address, "v6IpAddress": ""}
+        }));
+    }
+    ClusterState::from_json(&state).expect("cluster")
+}
+
+#[test]
+fn a_subnets_record_spares_the_ip_lookups() {
+    let ask = |address: &str, settings: Value| {
+        let (verdict, calls) = policy()
+            .validate(
+                &pod(json!({"ovn.kubernetes.io/ip_address": address, "ovn.kubernetes.io/logical_switch": "ovn-default"})),
+                &settings,
+                recorded_cluster(),
+            )
+            .expect("answer");
+        let ops: Vec<String> = calls
+            .iter()
+            .map(|c| {
+                let what = c.payload["name"]
+                    .as_str()
+                    .or(c.payload["label_selector"].as_str())
+                    .unwrap_or_default();
+                format!(
+                    "{} {} {what}",
+                    c.operation,
+                    c.payload["kind"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        (verdict, ops, calls)
+    };
+    // Free by the record: only the Subnet, whose masks carry the record.
+    let (verdict, ops, calls) = ask("10.16.0.30", json!({}));
+    assert!(verdict.accepted, "{verdict:?}");
+    assert_eq!(ops, ["list_resources_all Subnet "]);
+    assert_eq!(
+        calls[0].payload["field_masks"],
+        json!([
+            "spec.cidrBlock",
+            "spec.excludeIps",
+            "spec.gateway",
+            "status.v4usingIPrange",
+            "status.v4usingIPs",
+            "status.v6usingIPrange",
+            "status.v6usingIPs"
+        ])
+    );
+    // In use by the pod's own IP object: one GET, no list.
+    let (verdict, ops, calls) = ask("10.16.0.20", json!({}));
+    assert!(verdict.accepted, "{verdict:?}");
+    assert_eq!(
+        ops,
+        [
+            "list_resources_all Subnet ",
+            "get_resource IP app-1.default"
+        ]
+    );
+    assert_eq!(calls[1].payload["namespace"], Value::Null);
+    // In use by another: the lists, and upstream's message.
+    let (verdict, ops, _) = ask("10.16.0.15", json!({}));
+    assert_eq!(
+        verdict.message.as_deref(),
+        Some(
+            "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
+        )
+    );
+    assert_eq!(
+        ops,
+        [
+            "list_resources_all Subnet ",
+            "get_resource IP app-1.default",
+            "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
+            "list_resources_all IP !ovn.kubernetes.io/subnet",
+        ]
+    );
+    // useSubnetStatus: false reads the IP objects, and sees the stale one.
+    let (verdict, ops, _) = ask("10.16.0.30", json!({"useSubnetStatus": false}));
+    assert_eq!(verdict.code, Some(403), "{verdict:?}");
+    assert_eq!(
+        ops,
+        [
+            "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
+            "list_resources_all IP !ovn.kubernetes.io/subnet",
+        ]
+    );
 }
 
 #[test]
@@ -722,9 +832,19 @@ fn vip_and_ip_get_their_subnet_by_name() {
         calls[0].payload["field_selector"],
         "metadata.name=ovn-default"
     );
+    // One mask set for every Subnet by name, I15's record included, so
+    // each name keeps one watch cache.
     assert_eq!(
         calls[0].payload["field_masks"],
-        json!(["spec.cidrBlock", "spec.excludeIps", "spec.gateway"])
+        json!([
+            "spec.cidrBlock",
+            "spec.excludeIps",
+            "spec.gateway",
+            "status.v4usingIPrange",
+            "status.v4usingIPs",
+            "status.v6usingIPrange",
+            "status.v6usingIPs"
+        ])
     );
 
     let mut missing = vip.clone();

@@ -1,7 +1,8 @@
 //! Conflicts: each static address against the IP objects of its subnet, the
 //! way upstream's `checkIPConflict` compares them, with the owner rules of
-//! I2 and I3 and the pool groups of I13; and the subnet a pod's primary NIC
-//! lands in (I5).
+//! I2 and I3 and the pool groups of I13, and those objects read only where
+//! the subnet's record of what is in use does not settle the addresses
+//! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::network::{
@@ -9,6 +10,7 @@ use crate::checks::static_ip::network::{
 };
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_address_pool};
+use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::{Ip, Subnet};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
@@ -43,16 +45,20 @@ pub struct Checker<'r, 'c> {
     /// Every address the claim names, on any NIC: only the IP objects that
     /// hold one of them can decide anything, so only those are kept.
     addresses: Vec<IpAddr>,
+    /// I15: whether a subnet's record of what is in use may settle addresses.
+    use_record: bool,
     indexes: RefCell<Vec<(String, Rc<Index>)>>,
 }
 
 impl<'r, 'c> Checker<'r, 'c> {
-    /// A checker that has looked nothing up yet.
-    pub fn new(claim: &'r Claim<'r>, cluster: &'c dyn Cluster) -> Self {
+    /// A checker that has looked nothing up yet; `use_record` is the
+    /// `useSubnetStatus` setting (I15).
+    pub fn new(claim: &'r Claim<'r>, cluster: &'c dyn Cluster, use_record: bool) -> Self {
         Checker {
             claim,
             cluster,
             addresses: claimed_addresses(claim.annotations),
+            use_record,
             indexes: RefCell::default(),
         }
     }
@@ -127,24 +133,100 @@ impl<'r, 'c> Checker<'r, 'c> {
         }
     }
 
+    /// The IP objects that decide a NIC's addresses in `subnet`: all of the
+    /// subnet's, unless its record (I15) settles every address, each free or
+    /// held by the pod's own IP object; then only that object.
+    fn holders(
+        &self,
+        nic: &Nic<'_>,
+        subnet: &str,
+        addresses: &[Option<IpAddr>],
+    ) -> Result<Rc<Index>, Denial> {
+        match self.settled(nic, subnet, addresses) {
+            Some(index) => Ok(Rc::new(index)),
+            None => self.index(subnet),
+        }
+    }
+
+    /// I15: the addresses as the subnet's record and the pod's own IP object
+    /// settle them, or `None` where they leave one to the subnet's IP objects
+    /// (a failed lookup here too: the IP objects then decide, as without I15).
+    fn settled(&self, nic: &Nic<'_>, subnet: &str, addresses: &[Option<IpAddr>]) -> Option<Index> {
+        if !self.use_record {
+            return None;
+        }
+        let record = Record::of(&self.cluster.subnet(subnet).ok()??);
+        let mut in_use = Vec::new();
+        for address in addresses {
+            let address = (*address)?;
+            match record.of_address(address) {
+                Use::Free => {}
+                Use::InUse => in_use.push(address),
+                Use::Unknown => return None,
+            }
+        }
+        let mut index = Index::new();
+        if in_use.is_empty() {
+            return Some(index);
+        }
+        let own = Rc::new(self.own_ip(nic, subnet)?);
+        let held = own.addresses();
+        for address in in_use {
+            if !held.contains(&address) {
+                return None;
+            }
+            index.insert(address, vec![own.clone()]);
+        }
+        Some(index)
+    }
+
+    /// The pod's own IP object for this NIC, when it is in `subnet`:
+    /// kube-ovn-controller names it `<pod>.<namespace>`, with `.<provider>`
+    /// for an attachment (`ovs.PodNameToPortName`, the pod or VM name as
+    /// upstream compares it). A workload has none.
+    fn own_ip(&self, nic: &Nic<'_>, subnet: &str) -> Option<Ip> {
+        let Subject::Pod { .. } = self.claim.subject else {
+            return None;
+        };
+        let mut name = format!("{}.{}", self.claim.owner_name, self.claim.namespace);
+        if let Some(provider) = nic.provider {
+            name = format!("{name}.{provider}");
+        }
+        let ip = self.cluster.ip(&name).ok()??;
+        (ip.spec.subnet == subnet && self.holder(&ip) == Holder::Own).then_some(ip)
+    }
+
     /// Every check of one NIC whose subnet is known.
     pub fn nic(&self, nic: &Nic<'_>, subnet: &str) -> Result<(), Denial> {
-        if !nic.ip_address.is_empty() {
-            check_family_uniqueness(nic.ip_address)?;
-            self.conflicts(nic.ip_address, &split_items(nic.ip_address), subnet)?;
-        }
-        if is_address_pool(nic.ip_pool) {
-            let pool = Pool::parse(nic.ip_pool);
-            self.conflicts(nic.ip_pool, &pool.items, subnet)?;
-            // A NIC with an ip_address is given it and never takes from its
-            // pool (`acquireStaticAddressHelper`, pod.go:2649).
-            if let Subject::Pod { statefulset, .. } = &self.claim.subject
-                && nic.ip_address.is_empty()
-            {
-                self.pool_group(nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
-            }
+        let items = if nic.ip_address.is_empty() {
+            Vec::new()
         } else {
-            self.pool_name(nic.ip_pool)?;
+            check_family_uniqueness(nic.ip_address)?;
+            split_items(nic.ip_address)
+        };
+        let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool));
+        if items.is_empty() && pool.is_none() {
+            return self.pool_name(nic.ip_pool);
+        }
+        let claimed: Vec<Option<IpAddr>> = items
+            .iter()
+            .chain(pool.iter().flat_map(|p| &p.items))
+            .copied()
+            .collect();
+        let index = self.holders(nic, subnet, &claimed)?;
+        if !items.is_empty() {
+            self.conflicts(&index, nic.ip_address, &items)?;
+        }
+        let Some(pool) = pool else {
+            return self.pool_name(nic.ip_pool);
+        };
+        self.conflicts(&index, nic.ip_pool, &pool.items)?;
+        // A NIC with an ip_address is given it and never takes from its
+        // pool (`acquireStaticAddressHelper`, pod.go:2649).
+        if let Subject::Pod { statefulset, .. } = &self.claim.subject
+            && nic.ip_address.is_empty()
+        {
+            self.pool_group(&index, nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
         }
         Ok(())
     }
@@ -181,8 +263,12 @@ impl<'r, 'c> Checker<'r, 'c> {
 
     /// Upstream's `checkIPConflict`: each address, in annotation order,
     /// against the subnet's IP CRs; the first CR held by someone else wins.
-    fn conflicts(&self, value: &str, items: &[Option<IpAddr>], subnet: &str) -> Result<(), Denial> {
-        let index = self.index(subnet)?;
+    fn conflicts(
+        &self,
+        index: &Index,
+        value: &str,
+        items: &[Option<IpAddr>],
+    ) -> Result<(), Denial> {
         for item in items {
             let Some(address) = item else {
                 return Err(Denial::forbidden(format!(
@@ -202,12 +288,12 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// only the group at its ordinal; any other pod the first free group.
     fn pool_group(
         &self,
+        index: &Index,
         value: &str,
         pool: &Pool,
         statefulset: Option<&StatefulSetPod>,
         subnet: &str,
     ) -> Result<(), Denial> {
-        let index = self.index(subnet)?;
         // The first CR, by name, that holds the address for someone else.
         let taken_by = |a: &IpAddr| {
             index

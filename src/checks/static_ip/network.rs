@@ -37,6 +37,9 @@ const BANDWIDTH_SUFFIXES: [&str; 4] = [
 /// One network interface's static-IP annotations: the primary NIC
 /// (`ovn.kubernetes.io/…`) or an attachment (`<provider>.kubernetes.io/…`).
 pub struct Nic<'a> {
+    /// The attachment's provider (`<provider>.kubernetes.io/…`); `None` for
+    /// the primary NIC.
+    pub provider: Option<&'a str>,
     pub ip_address: &'a str,
     pub ip_pool: &'a str,
     pub logical_switch: Option<&'a str>,
@@ -63,6 +66,7 @@ pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
     providers
         .into_iter()
         .map(|p| Nic {
+            provider: Some(p),
             ip_address: annotation(annotations, &format!("{p}.kubernetes.io/ip_address")),
             ip_pool: annotation(annotations, &format!("{p}.kubernetes.io/ip_pool")),
             logical_switch: Some(annotation(
@@ -77,6 +81,7 @@ pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
 /// The primary NIC's annotations (`ovn.kubernetes.io/…`).
 pub fn primary(annotations: &BTreeMap<String, String>) -> Nic<'_> {
     Nic {
+        provider: None,
         ip_address: annotation(annotations, IP_ADDRESS),
         ip_pool: annotation(annotations, IP_POOL),
         logical_switch: Some(annotation(annotations, LOGICAL_SWITCH)).filter(|s| !s.is_empty()),

@@ -3,8 +3,9 @@ use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
 use crate::k8s::fake::FakeCluster;
+use crate::k8s::objects::{InUse, IpSpec, Meta, Namespace, SubnetSpec, Using};
 use crate::k8s::objects::{Ip, OwnerReference, Subnet};
-use crate::k8s::objects::{IpSpec, Meta, Namespace, SubnetSpec};
+use crate::settings::Settings;
 use std::net::IpAddr;
 
 fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
@@ -106,7 +107,7 @@ fn pod_named(
             statefulset,
         },
     };
-    validate(&request, cluster)
+    validate(&request, &Settings::default(), cluster)
 }
 
 fn workload(
@@ -126,7 +127,7 @@ fn workload(
         owner_name: name,
         subject: Subject::Workload(w),
     };
-    validate(&request, cluster)
+    validate(&request, &Settings::default(), cluster)
 }
 
 fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
@@ -1003,6 +1004,486 @@ mod properties {
             let subnet = if other_subnet { "subnet-a" } else { "ovn-default" };
             ips.push(ip_cr("newcomer.team-b", subnet, &added, "newcomer", "team-b", true));
             prop_assert_eq!(pod(&pairs, &cluster(ips)), Ok(()));
+        }
+    }
+}
+
+/// I15: ovn-default and attach-net with a record of what is in use that
+/// agrees with itself, and IP objects that disagree with it where a test
+/// needs them to (`stale.default` holds an address the record calls free).
+fn recorded(ips: Vec<Ip>) -> FakeCluster {
+    let mut c = cluster(ips);
+    let using = |count: u128, range: &str| Using {
+        count: Some(count),
+        range: Some(range.into()),
+    };
+    c.subnets[0].in_use = InUse {
+        v4: using(3, "10.16.0.20-10.16.0.21,10.16.0.30"),
+        v6: using(3, "fd00:10:16::20-fd00:10:16::21,fd00:10:16::30"),
+    };
+    let mut attach = subnet("attach-net", "172.17.0.0/24", "172.17.0.1");
+    attach.in_use = InUse {
+        v4: using(2, "172.17.0.10-172.17.0.11"),
+        ..InUse::default()
+    };
+    c.subnets.push(attach);
+    c
+}
+
+/// The IP objects of [`recorded`]'s tests.
+fn recorded_ips() -> Vec<Ip> {
+    vec![
+        ip(
+            "other.default",
+            "ovn-default",
+            "10.16.0.20",
+            "other",
+            "default",
+        ),
+        ip(
+            "app-1.default",
+            "ovn-default",
+            "10.16.0.21,fd00:10:16::21",
+            "app-1",
+            "default",
+        ),
+        ip(
+            "web-0.default",
+            "ovn-default",
+            "10.16.0.30",
+            "web-0",
+            "default",
+        ),
+        ip(
+            "stale.default",
+            "ovn-default",
+            "10.16.0.40",
+            "stale",
+            "default",
+        ),
+        ip(
+            "app-1.default.attach.default.ovn",
+            "attach-net",
+            "172.17.0.10",
+            "app-1",
+            "default",
+        ),
+        ip(
+            "other.default.attach",
+            "attach-net",
+            "172.17.0.11",
+            "other",
+            "default",
+        ),
+    ]
+}
+
+/// Validates a pod `name` in `default` (a StatefulSet's when `controller`
+/// says so) with these settings; the decision and the IP and Subnet lookups
+/// made.
+fn judged(
+    name: &str,
+    pairs: &[(&str, &str)],
+    controller: Option<Workload>,
+    settings: &Settings,
+    cluster: &FakeCluster,
+) -> (Result<(), Denial>, Vec<String>) {
+    cluster.lookups.borrow_mut().clear();
+    let annotations = annotations(pairs);
+    let owners: Vec<OwnerReference> = controller
+        .iter()
+        .filter(|w| w.kind == WorkloadKind::StatefulSet)
+        .map(|w| OwnerReference {
+            api_version: "apps/v1".into(),
+            kind: "StatefulSet".into(),
+            name: w.name.clone(),
+            controller: true,
+        })
+        .collect();
+    let claim = Claim {
+        annotations: &annotations,
+        namespace: "default",
+        owner_name: name,
+        subject: Subject::Pod {
+            statefulset: statefulset_pod(name, &owners),
+            controller,
+        },
+    };
+    let decision = validate(&claim, settings, cluster);
+    (decision, cluster.lookups.take())
+}
+
+const LS: (&str, &str) = (LOGICAL_SWITCH, "ovn-default");
+
+#[test]
+fn the_subnets_record_settles_addresses_without_listing_ip_objects() {
+    let c = recorded(recorded_ips());
+    let on = Settings::default();
+    let subnet = "get Subnet ovn-default";
+    let list = "list IP ovn-default";
+    let own = "get IP app-1.default";
+    type Case<'a> = (
+        &'a str,
+        Vec<(&'a str, &'a str)>,
+        Result<(), Denial>,
+        Vec<&'a str>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "free by the record, although a stale IP object holds it (the I15 window)",
+            vec![(IP_ADDRESS, "10.16.0.40"), LS],
+            Ok(()),
+            vec![subnet, subnet],
+        ),
+        (
+            "free by the record, held by nobody",
+            vec![(IP_ADDRESS, "10.16.0.50,fd00:10:16::50"), LS],
+            Ok(()),
+            vec![subnet, subnet],
+        ),
+        (
+            "in use by the pod's own IP object: no list",
+            vec![(IP_ADDRESS, "10.16.0.21"), LS],
+            Ok(()),
+            vec![subnet, own, subnet],
+        ),
+        (
+            "dual stack, both in use by the own IP object",
+            vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::21"), LS],
+            Ok(()),
+            vec![subnet, own, subnet],
+        ),
+        (
+            "in use by another pod: upstream's conflict, from the list",
+            vec![(IP_ADDRESS, "10.16.0.20"), LS],
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+            vec![subnet, own, list],
+        ),
+        (
+            "one address in use by another: the whole NIC is listed",
+            vec![(IP_POOL, "10.16.0.21,10.16.0.20"), LS],
+            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+            vec![subnet, own, list],
+        ),
+        (
+            "the first address of a range",
+            vec![(IP_ADDRESS, "fd00:10:16::20"), LS],
+            Ok(()),
+            vec![subnet, own, list, subnet],
+        ),
+        (
+            "a single-address entry",
+            vec![(IP_ADDRESS, "10.16.0.30"), LS],
+            conflict("10.16.0.30", "web-0.default", "10.16.0.30"),
+            vec![subnet, own, list],
+        ),
+        (
+            "just past the last address of a range",
+            vec![(IP_ADDRESS, "fd00:10:16::22"), LS],
+            Ok(()),
+            vec![subnet, subnet],
+        ),
+        (
+            "a wholly free pool group: no list",
+            vec![(IP_POOL, "10.16.0.40;10.16.0.41"), LS],
+            Ok(()),
+            vec![subnet],
+        ),
+        (
+            "an attachment: its subnet's record and its own IP object",
+            vec![
+                ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.10"),
+                (
+                    "attach.default.ovn.kubernetes.io/logical_switch",
+                    "attach-net",
+                ),
+            ],
+            Ok(()),
+            vec![
+                "get Subnet attach-net",
+                "get IP app-1.default.attach.default.ovn",
+                "get Subnet attach-net",
+            ],
+        ),
+        (
+            "an attachment address in use by another",
+            vec![
+                ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
+                (
+                    "attach.default.ovn.kubernetes.io/logical_switch",
+                    "attach-net",
+                ),
+            ],
+            conflict("172.17.0.11", "other.default.attach", "172.17.0.11"),
+            vec![
+                "get Subnet attach-net",
+                "get IP app-1.default.attach.default.ovn",
+                "list IP attach-net",
+            ],
+        ),
+        (
+            "an attachment's IPv6 address: no record of that family",
+            vec![
+                (
+                    "attach.default.ovn.kubernetes.io/ip_address",
+                    "fd00:172:17::5",
+                ),
+                (
+                    "attach.default.ovn.kubernetes.io/logical_switch",
+                    "attach-net",
+                ),
+            ],
+            Err(Denial::bad_request(
+                "static ip fd00:172:17::5 is not in subnet attach-net cidr 172.17.0.0/24",
+            )),
+            vec![
+                "get Subnet attach-net",
+                "list IP attach-net",
+                "get Subnet attach-net",
+            ],
+        ),
+    ];
+    for (name, pairs, want, lookups) in cases {
+        let (got, made) = judged("app-1", &pairs, None, &on, &c);
+        assert_eq!((got, made), (want, strings(&lookups)), "{name}");
+    }
+}
+
+fn strings(s: &[&str]) -> Vec<String> {
+    s.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn without_an_agreeing_record_the_ip_objects_decide_as_before() {
+    let off = Settings {
+        use_subnet_status: Some(false),
+        ..Settings::default()
+    };
+    let stale = || conflict("10.16.0.40", "stale.default", "10.16.0.40");
+    let pairs = [(IP_ADDRESS, "10.16.0.40"), LS];
+    // useSubnetStatus: false reads no record.
+    let (got, made) = judged("app-1", &pairs, None, &off, &recorded(recorded_ips()));
+    assert_eq!(got, stale());
+    assert_eq!(made, strings(&["list IP ovn-default"]));
+    // No record, nothing in use, a count the ranges disagree with, an
+    // address in excludeIps (left out of the record), an own IP object of
+    // another subnet: the list decides.
+    let mut no_record = recorded(recorded_ips());
+    no_record.subnets[0].in_use = InUse::default();
+    let mut nothing = recorded(recorded_ips());
+    nothing.subnets[0].in_use.v4 = Using {
+        count: Some(0),
+        range: Some(String::new()),
+    };
+    let mut count_disagrees = recorded(recorded_ips());
+    count_disagrees.subnets[0].in_use.v4.count = Some(7);
+    let mut excluded = recorded(recorded_ips());
+    excluded.subnets[0].spec.exclude_ips = vec!["10.16.0.1".into(), "10.16.0.40".into()];
+    for (name, c) in [
+        ("no record", &no_record),
+        ("nothing in use", &nothing),
+        ("count disagrees", &count_disagrees),
+        ("excludeIps", &excluded),
+    ] {
+        let (got, made) = judged("app-1", &pairs, None, &Settings::default(), c);
+        assert_eq!(got, stale(), "{name}");
+        assert_eq!(
+            made,
+            strings(&["get Subnet ovn-default", "list IP ovn-default"]),
+            "{name}"
+        );
+    }
+    let mut elsewhere = recorded_ips();
+    elsewhere[1].spec.subnet = "subnet-a".into();
+    let (got, made) = judged(
+        "app-1",
+        &[(IP_ADDRESS, "10.16.0.21"), LS],
+        None,
+        &Settings::default(),
+        &recorded(elsewhere),
+    );
+    assert_eq!(got, Ok(()));
+    assert_eq!(
+        made,
+        strings(&[
+            "get Subnet ovn-default",
+            "get IP app-1.default",
+            "list IP ovn-default",
+            "get Subnet ovn-default",
+        ])
+    );
+}
+
+#[test]
+fn pool_groups_and_siblings_with_the_record() {
+    let c = recorded(recorded_ips());
+    let on = Settings::default();
+    // A StatefulSet pod: group 1 is wholly free, but group 0's 10.16.0.30
+    // is in use and web-1 has no IP object yet: the list shows a sibling.
+    let pairs = [(IP_POOL, "10.16.0.30;10.16.0.41"), LS];
+    let (got, made) = judged("web-1", &pairs, statefulset("web"), &on, &c);
+    assert_eq!(got, Ok(()));
+    assert_eq!(
+        made,
+        strings(&[
+            "get Subnet ovn-default",
+            "get IP web-1.default",
+            "list IP ovn-default"
+        ])
+    );
+    // web-0 again (its pod re-created): its own IP object settles group 0.
+    let (got, made) = judged("web-0", &pairs, statefulset("web"), &on, &c);
+    assert_eq!(got, Ok(()));
+    assert_eq!(
+        made,
+        strings(&["get Subnet ovn-default", "get IP web-0.default"])
+    );
+    // Group 1 in use by another: upstream's conflict for that address.
+    let held = [(IP_POOL, "10.16.0.41;10.16.0.20"), LS];
+    let (got, _) = judged("web-1", &held, statefulset("web"), &on, &c);
+    assert_eq!(got, conflict("10.16.0.20", "other.default", "10.16.0.20"));
+    // Any other pod: the first free group, its own address free to it.
+    let own_then_free = [(IP_POOL, "10.16.0.21;10.16.0.40"), LS];
+    let (got, made) = judged("app-1", &own_then_free, None, &on, &c);
+    assert_eq!(got, Ok(()));
+    assert_eq!(
+        made,
+        strings(&["get Subnet ovn-default", "get IP app-1.default"])
+    );
+    // A sibling's address is no conflict but not free either (I3): from the list.
+    let sibling = Some(Workload {
+        kind: WorkloadKind::Deployment,
+        name: "web".into(),
+    });
+    let mut siblings = recorded_ips();
+    siblings[2] = ip(
+        "web-6f5c8d7b9-q7w2f.default",
+        "ovn-default",
+        "10.16.0.30",
+        "web-6f5c8d7b9-q7w2f",
+        "default",
+    );
+    let c2 = recorded(siblings);
+    let taken = [(IP_POOL, "10.16.0.30"), LS];
+    let (got, made) = judged("web-6f5c8d7b9-bcdfg", &taken, sibling, &on, &c2);
+    assert_eq!(
+        got,
+        Err(Denial::forbidden(
+            "ip_pool 10.16.0.30 has no free address in subnet ovn-default"
+        ))
+    );
+    assert_eq!(
+        made,
+        strings(&[
+            "get Subnet ovn-default",
+            "get IP web-6f5c8d7b9-bcdfg.default",
+            "list IP ovn-default"
+        ])
+    );
+    // A workload has no IP object: the free-by-record shortcut only.
+    let free = [(IP_POOL, "10.16.0.40,10.16.0.41"), LS];
+    c.lookups.borrow_mut().clear();
+    assert_eq!(
+        workload(WorkloadKind::StatefulSet, "web", &free, &c),
+        Ok(())
+    );
+    assert_eq!(c.lookups.take(), strings(&["get Subnet ovn-default"]));
+    let member = [(IP_POOL, "10.16.0.30,10.16.0.41"), LS];
+    assert_eq!(
+        workload(WorkloadKind::StatefulSet, "web", &member, &c),
+        Ok(())
+    );
+    assert_eq!(
+        c.lookups.take(),
+        strings(&["get Subnet ovn-default", "list IP ovn-default"])
+    );
+}
+
+mod record_properties {
+    use super::*;
+    use crate::checks::static_ip::conflicts::ip_cr_addresses;
+    use proptest::prelude::*;
+
+    /// A small space, so that claims and holders meet often.
+    fn address(i: u8) -> String {
+        if i < 6 {
+            format!("10.16.0.{}", 20 + i)
+        } else {
+            format!("fd00:10:16::{:x}", 0x20 + i)
+        }
+    }
+
+    /// The record kube-ovn-controller writes for these IP objects: per
+    /// family, every address held, and one count per object.
+    fn record_of(ips: &[Ip]) -> InUse {
+        let family = |v4: bool| {
+            let held: Vec<String> = ips
+                .iter()
+                .flat_map(ip_cr_addresses)
+                .filter(|a| a.is_ipv4() == v4)
+                .map(|a| a.to_string())
+                .collect();
+            Using {
+                count: Some(held.len() as u128),
+                range: Some(held.join(",")),
+            }
+        };
+        InUse {
+            v4: family(true),
+            v6: family(false),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Where the record and the IP objects agree, I15 decides exactly as
+        /// the IP objects alone do.
+        #[test]
+        fn an_agreeing_record_changes_no_decision(
+            holders in proptest::collection::btree_map(0u8..5, (0u8..10, any::<bool>()), 0..5),
+            claim in proptest::collection::vec(0u8..10, 1..4),
+            pool in any::<bool>(),
+            semicolons in any::<bool>(),
+            who in 0u8..3,
+        ) {
+            let pods = ["app-1", "web-0", "web-1", "other", "team-b"];
+            let ips: Vec<Ip> = holders
+                .iter()
+                .map(|(pod, (a, dual))| {
+                    let pod = pods[usize::from(*pod)];
+                    let ns = if pod == "team-b" { "team-b" } else { "default" };
+                    let mut held = address(*a);
+                    if *dual && *a < 6 {
+                        held = format!("{held},{}", address(a + 6));
+                    }
+                    ip(&format!("{pod}.{ns}"), "ovn-default", &held, pod, ns)
+                })
+                .collect();
+            let mut c = recorded(ips.clone());
+            c.subnets[0].in_use = record_of(&ips);
+            let addresses: Vec<String> = claim.iter().map(|a| address(*a)).collect();
+            let value = addresses.join(if semicolons { ";" } else { "," });
+            let key = if pool { IP_POOL } else { IP_ADDRESS };
+            let pairs = [(key, value.as_str()), LS];
+            let off = Settings { use_subnet_status: Some(false), ..Settings::default() };
+            let (pod, controller) = match who {
+                0 => ("app-1", None),
+                1 => ("web-1", statefulset("web")),
+                _ => ("web-0", statefulset("web")),
+            };
+            let with = judged(pod, &pairs, controller.clone(), &Settings::default(), &c).0;
+            let without = judged(pod, &pairs, controller, &off, &c).0;
+            prop_assert_eq!(with, without, "{} {:?}", value, ips);
+            let on = workload(WorkloadKind::StatefulSet, "web", &pairs, &c);
+            let written = annotations(&pairs);
+            let claim = Claim {
+                annotations: &written,
+                namespace: "default",
+                owner_name: "web",
+                subject: Subject::Workload(Workload { kind: WorkloadKind::StatefulSet, name: "web".into() }),
+            };
+            prop_assert_eq!(on, validate(&claim, &off, &c));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `kubeovn.io/v1` Subnet ([`crate::k8s::kinds::SUBNET`]).
 
 use super::Meta;
+use crate::k8s::decode::Raw;
 use serde::{Deserialize, Deserializer};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
@@ -9,6 +10,104 @@ pub struct Subnet {
     pub metadata: Meta,
     pub spec: SubnetSpec,
     pub status: SubnetStatus,
+    /// I15: the status's record of the addresses in use, as the by-name
+    /// lookup reads it ([`SubnetByName`]); empty in a request's object.
+    #[serde(skip)]
+    pub in_use: InUse,
+}
+
+/// A Subnet as its by-name lookup answers it: its status is read only for
+/// the record of what is in use (I15), leniently, so that nothing in the
+/// status can fail the lookup of the spec that other checks read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct SubnetByName {
+    metadata: Meta,
+    spec: SubnetSpec,
+    status: InUse,
+}
+
+impl From<SubnetByName> for Subnet {
+    fn from(answer: SubnetByName) -> Self {
+        Subnet {
+            metadata: answer.metadata,
+            spec: answer.spec,
+            status: SubnetStatus::default(),
+            in_use: answer.status,
+        }
+    }
+}
+
+/// I15: what a Subnet's status records in use, per family, as
+/// kube-ovn-controller writes it (`calcSubnetStatusIP`,
+/// `pkg/controller/subnet_status.go` at 1533681d7a6b).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InUse {
+    /// `status.v4usingIPs`, `status.v4usingIPrange`
+    pub v4: Using,
+    /// `status.v6usingIPs`, `status.v6usingIPrange`
+    pub v6: Using,
+}
+
+/// One family's record: how many addresses are in use, and which.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Using {
+    /// `vNusingIPs` as the controller writes it (a plain integer, maybe
+    /// quoted); `None` for anything else.
+    pub count: Option<u128>,
+    /// `vNusingIPrange`: `a-b` ranges or single addresses, comma-separated;
+    /// `None` when it is not a string.
+    pub range: Option<String>,
+}
+
+impl InUse {
+    /// Reads a status object's text; whatever does not have the type the
+    /// controller writes is absent, never an error.
+    pub fn read(status: &str) -> Self {
+        #[derive(Default, Deserialize)]
+        #[serde(default)]
+        struct Fields<'a> {
+            #[serde(rename = "v4usingIPs", borrow)]
+            v4_count: Option<Raw<'a>>,
+            #[serde(rename = "v4usingIPrange", borrow)]
+            v4_range: Option<Raw<'a>>,
+            #[serde(rename = "v6usingIPs", borrow)]
+            v6_count: Option<Raw<'a>>,
+            #[serde(rename = "v6usingIPrange", borrow)]
+            v6_range: Option<Raw<'a>>,
+        }
+        let Ok(fields) = serde_json::from_str::<Fields<'_>>(status) else {
+            return InUse::default();
+        };
+        let using = |count: Option<Raw<'_>>, range: Option<Raw<'_>>| Using {
+            count: count.and_then(|raw| plain_count(raw.get())),
+            range: range.and_then(|raw| serde_json::from_str::<String>(raw.get()).ok()),
+        };
+        InUse {
+            v4: using(fields.v4_count, fields.v4_range),
+            v6: using(fields.v6_count, fields.v6_range),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InUse {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <Raw<'de>>::deserialize(d)?;
+        Ok(InUse::read(raw.get()))
+    }
+}
+
+/// A count as `BigInt.MarshalJSON` writes it, digits only (quoted too, which
+/// `UnmarshalJSON` accepts); `None` for any other form.
+fn plain_count(json: &str) -> Option<u128> {
+    let digits = json
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+        .unwrap_or(json);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 /// The `spec` fields the checks read.

@@ -1401,7 +1401,6 @@ fn pool_groups_and_siblings_with_the_record() {
 
 mod record_properties {
     use super::*;
-    use crate::checks::static_ip::conflicts::ip_cr_addresses;
     use proptest::prelude::*;
 
     /// A small space, so that claims and holders meet often.
@@ -1419,7 +1418,7 @@ mod record_properties {
         let family = |v4: bool| {
             let held: Vec<String> = ips
                 .iter()
-                .flat_map(ip_cr_addresses)
+                .flat_map(Ip::addresses)
                 .filter(|a| a.is_ipv4() == v4)
                 .map(|a| a.to_string())
                 .collect();

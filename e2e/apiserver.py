@@ -17,7 +17,8 @@ conformance case's `cluster`, answering as kube-apiserver v1.36 answers
 - WATCH: from a resourceVersion, held open until timeoutSeconds, with a
   BOOKMARK when the API server would send one; without a resourceVersion
   (or with 0), first an ADDED event per object and the initial-events-end
-  BOOKMARK;
+  BOOKMARK; ended as kube-apiserver ends it, with the last (zero-length)
+  chunk, the connection kept alive for the next request;
 - GET by name (and the status subresource);
 - 404 with a Status of reason NotFound for a missing object, and the API
   server's answers to unknown paths;
@@ -27,6 +28,11 @@ conformance case's `cluster`, answering as kube-apiserver v1.36 answers
 - optionally HTTPS with a given certificate (the kubeconfig then carries it
   as `certificate-authority-data`) and a bearer token every request must
   present (401 otherwise), as a real API server wants a ServiceAccount's.
+
+On the wire it behaves as Go's net/http does where a client's timing
+depends on it: TCP_NODELAY on every connection, and an answer's status
+line, headers and body in one write (written apart, with Nagle's algorithm
+on, an answer waited for the client's delayed ACK: 40 ms on Linux).
 
 Objects are served as the case has them. With `stored` (--stored) they are
 served as the API server stores them: uid, resourceVersion,
@@ -50,6 +56,7 @@ import binascii
 import bisect
 import hashlib
 import json
+import socket
 import ssl
 import sys
 import threading
@@ -451,6 +458,8 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "kube-apiserver-standin"
 
     def setup(self):
+        # TCP_NODELAY on every accepted connection, as Go's net/http sets it.
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if isinstance(self.request, ssl.SSLSocket):
             self.request.do_handshake()  # deferred from accept() to this thread
         super().setup()
@@ -468,8 +477,14 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", media)
         self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.end_headers_with(data)
+
+    def end_headers_with(self, data):
+        """Ends the headers and sends them with `data` in one write, as Go's net/http
+        sends a small answer: headers and body written apart met the client's delayed
+        ACK (Nagle's algorithm holds the second write until the first is acknowledged)."""
+        self._headers_buffer.append(b"\r\n" + data)
+        self.flush_headers()
 
     def do_GET(self):
         try:
@@ -676,34 +691,38 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
         server.stats.watch(+1)
 
-        def send(event):
+        def chunk(event):
             data = json.dumps(event).encode() + b"\n"
-            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-            self.wfile.flush()
+            return b"%x\r\n%s\r\n" % (len(data), data)
 
         try:
-            self.wfile.flush()
             start = time.monotonic()
+            # The headers and the current state (if asked) in one write, then
+            # one write per event: the API server flushes when no event is queued.
+            initial = []
             if query.get("resourceVersion", "") in ("", "0"):  # the current state first
-                for obj in selected:
-                    send({"type": "ADDED", "object": obj})
+                initial = [chunk({"type": "ADDED", "object": obj}) for obj in selected]
                 if bookmarks:
-                    send(self.bookmark(kind, {"k8s.io/initial-events-end": "true"}))
+                    initial.append(chunk(self.bookmark(kind, {"k8s.io/initial-events-end": "true"})))
+            self.end_headers_with(b"".join(initial))
             for at in (self.bookmark_times(timeout) if bookmarks else []):
                 if server.stopping.wait(max(0.0, start + at - time.monotonic())):
                     break
-                send(self.bookmark(kind))
+                self.wfile.write(chunk(self.bookmark(kind)))
             server.stopping.wait(max(0.0, start + timeout - time.monotonic()))
+            # The end of the stream, as kube-apiserver ends a watch at its
+            # timeout: the last (zero-length) chunk, and the connection kept
+            # for the client's next request (e2e/standin_vs_apiserver.py
+            # compares the two).
             self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
-            pass
+            self.close_connection = True
         finally:
             server.stats.watch(-1)
-            self.close_connection = True
+            if server.stopping.is_set():
+                self.close_connection = True
 
 
 class StandIn(ThreadingHTTPServer):
@@ -729,6 +748,13 @@ class StandIn(ThreadingHTTPServer):
         self.verbose = verbose
         self.stopping = threading.Event()
         self.thread = None
+
+    def handle_error(self, request, client_address):
+        """A client gone mid-handshake or mid-request (a kube-rs client that exits with
+        connections still opening) is the client's business, not a stand-in error."""
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
 
     @property
     def address(self):

@@ -13,11 +13,20 @@ watch caches), a first touch of every subnet, the spread steady state
 (static-IP pods round robin over every subnet), and the policy-server's peak
 RSS. The stand-in runs in a process of its own. The last line:
 
-  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb= apiserver=
+  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb= stalled= stalled_elsewhere= apiserver=
 
 for the static-IP pod (with logical_switch) at the highest concurrency;
 `apiserver` names the API server the policy-server read (stand-in or
 kube-apiserver).
+
+A request with no answer within --stall-s (10 s: deploy/'s webhook
+timeoutSeconds, after which the API server refuses the request) is stalled:
+the client gives up on it, as the API server would, and goes on with its
+next request on a new connection. That is the policy-server's
+Kubernetes client losing a watch cache's first LIST (docs/stall.md), not a
+decision of the policy: stalled first touches are counted (`stalled=`; the
+other requests that stalled, `stalled_elsewhere=`), not failed. A wrong
+decision, an HTTP error or a broken connection still fails the run.
 
 `--apiserver kube-apiserver` serves the same generated objects from a real
 etcd + kube-apiserver instead (e2e/bench_kube_apiserver.py; `make
@@ -48,19 +57,27 @@ from policy_server import ROOT, PolicyServer, load_policies, make_certificate  #
 
 STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
 DEFAULT_DELAY_MS = 2.0
+# deploy/cluster-admission-policies.yaml's timeoutSeconds: the API server's wait for an answer.
+DEFAULT_STALL_S = 10.0
+
+
+class Stalled(Exception):
+    """No answer within the stall bound."""
 
 
 class Client:
-    """One keep-alive HTTPS connection to the policy-server."""
+    """One keep-alive HTTPS connection to the policy-server; a request not answered
+    within `stall_s` raises Stalled, the connection dropped as the API server drops it."""
 
-    def __init__(self, port, context):
-        self.port, self.context = port, context
+    def __init__(self, port, context, stall_s):
+        self.port, self.context, self.stall_s = port, context, stall_s
         self.conn = None
 
     def review(self, pid, body):
         for attempt in (0, 1):
             if self.conn is None:
-                self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context, timeout=90)
+                self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context,
+                                                        timeout=self.stall_s)
             try:
                 self.conn.request("POST", f"/validate/{pid}", body, {"Content-Type": "application/json"})
                 resp = self.conn.getresponse()
@@ -68,6 +85,10 @@ class Client:
                 if resp.status != 200:
                     raise RuntimeError(f"HTTP {resp.status}: {data[:300]!r}")
                 return json.loads(data)["response"]
+            except TimeoutError:
+                self.conn.close()
+                self.conn = None
+                raise Stalled() from None
             except (http.client.HTTPException, ConnectionError):
                 self.conn.close()
                 self.conn = None
@@ -120,24 +141,32 @@ def review_body(request):
 
 
 def percentile(samples, q):
+    if not samples:  # every request stalled
+        return float("nan")
     samples = sorted(samples)
     return samples[min(len(samples) - 1, round((len(samples) - 1) * q))]
 
 
-def load(server, bodies, concurrency, count):
-    """`count` requests over `concurrency` connections; latencies (s), wall (s), answers."""
-    latencies, answers, errors = [], [], []
+def load(server, bodies, concurrency, count, stall_s):
+    """`count` requests over `concurrency` connections; latencies (s) and answers of
+    those answered, wall (s), errors, and the requests stalled (no answer within
+    `stall_s`: given up, not failed)."""
+    latencies, answers, errors, stalled = [], [], [], []
     lock = threading.Lock()
     per = [count // concurrency + (1 if i < count % concurrency else 0) for i in range(concurrency)]
 
     def worker(n, offset):
-        client = Client(server.port, server.context)
-        mine, got = [], []
+        client = Client(server.port, server.context, stall_s)
+        mine, got, lost = [], [], []
         try:
             for k in range(n):
                 pid, body = bodies[(offset + k) % len(bodies)]
                 started = time.perf_counter()
-                got.append(client.review(pid, body))
+                try:
+                    got.append(client.review(pid, body))
+                except Stalled:
+                    lost.append(offset + k)
+                    continue
                 mine.append(time.perf_counter() - started)
         except Exception as e:  # reported, and the run fails
             with lock:
@@ -145,6 +174,7 @@ def load(server, bodies, concurrency, count):
         with lock:
             latencies.extend(mine)
             answers.extend(got)
+            stalled.extend(lost)
 
     threads = [threading.Thread(target=worker, args=(n, sum(per[:i]))) for i, n in enumerate(per)]
     started = time.perf_counter()
@@ -152,7 +182,7 @@ def load(server, bodies, concurrency, count):
         t.start()
     for t in threads:
         t.join()
-    return latencies, time.perf_counter() - started, answers, errors
+    return latencies, time.perf_counter() - started, answers, errors, stalled
 
 
 def api_requests(standin):
@@ -198,6 +228,9 @@ def main():
     parser.add_argument("--load-connections", type=int, default=None,
                         help="kube-apiserver only: connections writing the objects at once (default 16)")
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
+    parser.add_argument("--stall-s", type=float, default=DEFAULT_STALL_S,
+                        help="a request with no answer by then is stalled: given up and counted, not failed "
+                             f"(default {DEFAULT_STALL_S:g}: deploy/'s webhook timeoutSeconds)")
     parser.add_argument("--touch-subnets", type=int, default=None,
                         help="first touch of this many subnets (default: all)")
     parser.add_argument("--spread-requests", type=int, default=4_000,
@@ -260,21 +293,30 @@ def main():
 
         # Cold: the first static-IP decision after the restart fills its caches.
         free = by_name["pod-static-ip-free"]
-        client = Client(server.port, server.context)
+        client = Client(server.port, server.context, args.stall_s)
+        stalled_elsewhere = []  # (what, how many)
         started = time.perf_counter()
-        check("pod-static-ip-free", [client.review(pid_of["pod-static-ip-free"], review_body(free["request"]))])
+        try:
+            check("pod-static-ip-free", [client.review(pid_of["pod-static-ip-free"], review_body(free["request"]))])
+        except Stalled:
+            stalled_elsewhere.append(("the first request", 1))
         first_ms = (time.perf_counter() - started) * 1000
 
         rows, figures = [], {}
         for r in requests:
             name = r["name"]
             body = [(pid_of[name], review_body(r["request"]))]
-            check(name, load(server, body, 1, 20)[2])  # warm
+            warm = load(server, body, 1, 20, args.stall_s)
+            check(name, warm[2])
+            if warm[4]:
+                stalled_elsewhere.append((f"{name} warm-up", len(warm[4])))
             for c in args.concurrency:
                 before = api_requests(standin)
-                lat, wall, answers, errors = load(server, body, c, args.requests)
+                lat, wall, answers, errors, stalled = load(server, body, c, args.requests, args.stall_s)
                 failures += [f"{name} c={c}: {e}" for e in errors[:3]]
                 check(name, answers)
+                if stalled:
+                    stalled_elsewhere.append((f"{name} c={c}", len(stalled)))
                 per = (api_requests(standin) - before) / max(1, len(lat))
                 p50, p99 = percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000
                 figures[(name, c)] = (p50, p99, per)
@@ -290,6 +332,7 @@ def main():
         # with a free address of its own subnet (bench-data's layout: subnet j
         # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
         touch = args.subnets if args.touch_subnets is None else args.touch_subnets
+        stalled_touch = []
         if touch:
             base = json.dumps(free["request"])
             free_ip = free["request"]["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]
@@ -302,22 +345,27 @@ def main():
             bodies = [in_subnet(j) for j in range(touch)]
             before = api_requests(standin)
             cpu_before = cpu_seconds(processes)
-            lat, wall, answers, errors = load(server, bodies, max(args.concurrency), touch)
+            lat, wall, answers, errors, stalled_touch = load(server, bodies, max(args.concurrency), touch, args.stall_s)
             cpu_touch = cpu_used(cpu_before, cpu_seconds(processes))
             failures += [f"first touch: {e}" for e in errors[:3]]
             check("pod-static-ip-free", answers)
             print(
                 f"first touch of {touch} subnets: p50 {percentile(lat, 0.5) * 1000:.1f} ms, "
-                f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat) * 1000:.0f} ms, "
-                f"{len(errors)} failed, {(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
+                f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat, default=0) * 1000:.0f} ms, "
+                f"{len(errors)} failed, {len(stalled_touch)} stalled (no answer in {args.stall_s:g} s"
+                f"{': subnet-' + ', subnet-'.join(map(str, sorted(stalled_touch)[:10])) if stalled_touch else ''}), "
+                f"{(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
                 f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
             )
             print(f"CPU used in the first touch ({wall:.1f} s): {cpu_touch}")
             if args.spread_requests:
                 before = api_requests(standin)
-                lat, wall, answers, errors = load(server, bodies, max(args.concurrency), args.spread_requests)
+                lat, wall, answers, errors, stalled = load(server, bodies, max(args.concurrency),
+                                                           args.spread_requests, args.stall_s)
                 failures += [f"spread: {e}" for e in errors[:3]]
                 check("pod-static-ip-free", answers)
+                if stalled:
+                    stalled_elsewhere.append(("spread", len(stalled)))
                 spread = (percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000,
                           (api_requests(standin) - before) / max(1, len(lat)), len(lat) / wall)
                 print(
@@ -336,10 +384,13 @@ def main():
         p50, p99, per = figures[("pod-static-ip-free", c)]
         for f in failures:
             print(f"FAIL {f}")
+        if stalled_elsewhere:
+            print("stalled besides the first touch: " + ", ".join(f"{what} {n}" for what, n in stalled_elsewhere))
         print(
             f"bench-e2e: ips={args.ips} subnets={args.subnets} floor_p50_ms={floor:.2f} p50_ms={p50:.2f} "
             f"p99_ms={p99:.2f} ratio={p50 / floor:.2f} api_requests_per_decision={per:.3f} "
-            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f} apiserver={standin.name}"
+            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f} stalled={len(stalled_touch)} "
+            f"stalled_elsewhere={sum(n for _, n in stalled_elsewhere)} apiserver={standin.name}"
         )
     finally:
         server.stop()

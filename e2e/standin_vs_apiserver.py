@@ -7,8 +7,9 @@ statuses through the status subresource, and served by the stand-in; then
 the same requests go to both and every answer the project relies on is
 compared: discovery, LIST with label selectors (k=v, k==v, k!=v, k, !k) and
 field selectors (metadata.name, metadata.namespace), paging (limit and
-continue, also with resourceVersion=0), WATCH events and bookmarks, GET, and
-the 404, 400 and 403 answers (403: a ServiceAccount token without grants,
+continue, also with resourceVersion=0), WATCH events and bookmarks, how a
+WATCH ends (the last chunk, the connection kept alive), GET, and the 404,
+400 and 403 answers (403: a ServiceAccount token without grants,
 against the stand-in's `forbidden` kinds).
 
 Answers are compared structurally: status code, media type, and the JSON
@@ -196,6 +197,44 @@ class Endpoint:
         finally:
             conn.close()
         return r.status, media, events, time.monotonic() - start
+
+
+    def watch_end(self, path, limit):
+        """How the server ends a watch, read off the socket: (status, the response's
+        Connection header, whether the last chunk came, seconds until it came, what
+        a second request on the same connection got: "answered <status>" or "closed")."""
+        import socket
+
+        sock = socket.create_connection((self.host, self.port), timeout=limit + 15)
+        if self.ssl is not None:
+            sock = self.ssl.wrap_socket(sock, server_hostname=self.host)
+        try:
+            extra = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+            started = time.monotonic()
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {self.host}\r\n{extra}\r\n".encode())
+            reader = sock.makefile("rb")
+            status = int(reader.readline().split()[1])
+            headers = {}
+            while (line := reader.readline()) not in (b"\r\n", b""):
+                k, _, v = line.decode().partition(":")
+                headers[k.strip().lower()] = v.strip()
+            last_chunk, ended = False, 0.0
+            if headers.get("transfer-encoding") == "chunked":
+                while size_line := reader.readline():
+                    size = int(size_line.split(b";")[0], 16)
+                    if size == 0:
+                        reader.readline()  # the CRLF after the last chunk (no trailers)
+                        last_chunk, ended = True, time.monotonic() - started
+                        break
+                    reader.read(size + 2)
+            else:
+                reader.read(int(headers.get("content-length", 0)))
+            sock.sendall(f"GET /version HTTP/1.1\r\nHost: {self.host}\r\n{extra}\r\n".encode())
+            line = reader.readline()
+            after = f"answered {int(line.split()[1])}" if line else "closed"
+            return status, headers.get("connection"), last_chunk, ended, after
+        finally:
+            sock.close()
 
 
 # -- the run ---------------------------------------------------------------------
@@ -518,6 +557,42 @@ class CaseRun:
                     f"{[round(t, 1) for t, _ in smarks]} s (stand-in)")
         return out, info
 
+    def compare_watch_end(self, real, stand):
+        """A watch ends at its timeoutSeconds the same way on both: the last chunk, no
+        `Connection: close`, and the connection kept for the next request (hyper's client
+        pool counts on it: a connection closed after a watch ended looked reusable, and
+        the request sent on it failed with IncompleteMessage)."""
+        for path in ("/apis/kubeovn.io/v1/ips?watch=true&allowWatchBookmarks=true&timeoutSeconds=2",
+                     "/apis/kubeovn.io/v1/ips?watch=true&resourceVersion=0&timeoutSeconds=2"):
+            answers = {}
+
+            def run(side, endpoint):
+                try:
+                    answers[side] = endpoint.watch_end(path, 2)
+                except Exception as e:  # noqa: BLE001 - reported as a difference
+                    answers[side] = f"{type(e).__name__}: {e}"
+
+            threads = [threading.Thread(target=run, args=a) for a in (("real", real), ("stand", stand))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            r, s = answers["real"], answers["stand"]
+            out = []
+            if isinstance(r, str) or isinstance(s, str):
+                out.append(f"{r} (real) vs {s} (stand-in)")
+            else:
+                names = ("status", "Connection header", "last chunk", None, "then")
+                for name, a, b in zip(names, r, s):
+                    if name and a != b:
+                        out.append(f"{name}: {a!r} (real) vs {b!r} (stand-in)")
+                if abs(r[3] - s[3]) > 1.5:
+                    out.append(f"last chunk after {r[3]:.1f} s (real) vs {s[3]:.1f} s (stand-in)")
+            self.check(f"WATCH end {path}", out)
+            if not out:
+                print(f"     last chunk after {r[3]:.1f} s (real), {s[3]:.1f} s (stand-in); "
+                      f"Connection header {r[1]!r}; then a GET on the same connection: {r[4]}")
+
     def compare_forbidden(self, real_sa, stand_forbidden):
         for key, (api_version, kind, plural, namespaced, prefix) in KIND_ROWS.items():
             items = self.cluster.get(key) or []
@@ -570,6 +645,7 @@ class CaseRun:
                 stand_rv = stand.get("/apis/kubeovn.io/v1/subnets")[2]["metadata"]["resourceVersion"]
                 self.compare_watches(real, stand, real_rv, stand_rv)
                 if self.discovery:
+                    self.compare_watch_end(real, stand)
                     self.default_mode_notes(stand)
         print(f"   ({time.monotonic() - started:.1f} s)")
 

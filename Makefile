@@ -263,7 +263,10 @@ e2e-kop-serve: policy.wasm
 BENCH_E2E_FLAGS ?= --ips 10000 --subnets 1000
 BENCH_E2E_APISERVER ?= stand-in
 bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_APISERVER)),cluster-bin)
-	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data --bin kop-run
+	$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -q -p probe-policy
+	kwctl annotate -m tools/probe-policy/metadata.yml -o target/probe-policy.wasm \
+		target/$(WASM_TARGET)/release/probe_policy.wasm
 	python3 e2e/bench_e2e.py annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) $(BENCH_E2E_FLAGS)
 
 e2e-data-run: annotated-policy.wasm

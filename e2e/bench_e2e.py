@@ -39,11 +39,13 @@ the API server's audit log (the policy-server's ServiceAccount only).
 """
 
 import argparse
+import copy
 import http.client
 import ipaddress
 import json
 import os
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -59,6 +61,9 @@ STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
 DEFAULT_DELAY_MS = 2.0
 # deploy/cluster-admission-policies.yaml's timeoutSeconds: the API server's wait for an answer.
 DEFAULT_STALL_S = 10.0
+# The static-IP policy of deploy/ as measured (useSubnetStatus: false), as shipped (I15), and the probes.
+LISTS, I15 = "clusterwide-kube-ovn-static-ip", "clusterwide-kube-ovn-static-ip-i15"
+PROBE, PROBE_I15 = "clusterwide-probe", "clusterwide-probe-i15"
 
 
 class Stalled(Exception):
@@ -66,20 +71,21 @@ class Stalled(Exception):
 
 
 class Client:
-    """One keep-alive HTTPS connection to the policy-server; a request not answered
-    within `stall_s` raises Stalled, the connection dropped as the API server drops it."""
+    """One keep-alive HTTPS connection to a webhook server (`target`: its port, TLS
+    context and path per policy); a request not answered within `stall_s` raises
+    Stalled, the connection dropped as the API server drops it."""
 
-    def __init__(self, port, context, stall_s):
-        self.port, self.context, self.stall_s = port, context, stall_s
+    def __init__(self, target, stall_s):
+        self.target, self.stall_s = target, stall_s
         self.conn = None
 
     def review(self, pid, body):
         for attempt in (0, 1):
             if self.conn is None:
-                self.conn = http.client.HTTPSConnection("127.0.0.1", self.port, context=self.context,
+                self.conn = http.client.HTTPSConnection("127.0.0.1", self.target.port, context=self.target.context,
                                                         timeout=self.stall_s)
             try:
-                self.conn.request("POST", f"/validate/{pid}", body, {"Content-Type": "application/json"})
+                self.conn.request("POST", self.target.path(pid), body, {"Content-Type": "application/json"})
                 resp = self.conn.getresponse()
                 data = resp.read()
                 if resp.status != 200:
@@ -94,6 +100,22 @@ class Client:
                 self.conn = None
                 if attempt:
                     raise
+
+
+class Target:
+    """Where reviews go: the policy-server (`/validate/<policy id>`) or
+    kube-ovn-webhook (`/validating`, one endpoint for everything)."""
+
+    def __init__(self, port, context, path):
+        self.port, self.context, self.path = port, context, path
+        self.clients = []
+
+    def client(self, i, stall_s):
+        """Connection `i`, kept from one load to the next as the API server keeps
+        its connections to a webhook: a load measures decisions, not TLS handshakes."""
+        while len(self.clients) <= i:
+            self.clients.append(Client(self, stall_s))
+        return self.clients[i]
 
 
 class RemoteStandIn:
@@ -147,20 +169,20 @@ def percentile(samples, q):
     return samples[min(len(samples) - 1, round((len(samples) - 1) * q))]
 
 
-def load(server, bodies, concurrency, count, stall_s):
-    """`count` requests over `concurrency` connections; latencies (s) and answers of
-    those answered, wall (s), errors, and the requests stalled (no answer within
-    `stall_s`: given up, not failed)."""
+def load(target, bodies, concurrency, count, stall_s, start=0):
+    """`count` requests over `concurrency` connections, bodies taken in turn from
+    `start` on; latencies (s) and answers of those answered, wall (s), errors, and
+    the requests stalled (no answer within `stall_s`: given up, not failed)."""
     latencies, answers, errors, stalled = [], [], [], []
     lock = threading.Lock()
     per = [count // concurrency + (1 if i < count % concurrency else 0) for i in range(concurrency)]
 
-    def worker(n, offset):
-        client = Client(server.port, server.context, stall_s)
+    def worker(i, n, offset):
+        client = target.client(i, stall_s)
         mine, got, lost = [], [], []
         try:
             for k in range(n):
-                pid, body = bodies[(offset + k) % len(bodies)]
+                pid, body = bodies[(start + offset + k) % len(bodies)]
                 started = time.perf_counter()
                 try:
                     got.append(client.review(pid, body))
@@ -176,7 +198,7 @@ def load(server, bodies, concurrency, count, stall_s):
             answers.extend(got)
             stalled.extend(lost)
 
-    threads = [threading.Thread(target=worker, args=(n, sum(per[:i]))) for i, n in enumerate(per)]
+    threads = [threading.Thread(target=worker, args=(i, n, sum(per[:i]))) for i, n in enumerate(per)]
     started = time.perf_counter()
     for t in threads:
         t.start()
@@ -211,12 +233,452 @@ def peak_rss_mb(pid):
     return 0.0
 
 
+def median(values):
+    values = sorted(v for v in values if v == v)  # NaN (every request stalled) left out
+    return values[len(values) // 2] if values else float("nan")
+
+
+def host_calls(kop_run, module, request, cluster, settings, folder):
+    """The host calls kube-ovn-policy makes for `request` (kop-run in this
+    repository's waPC host, answered from `cluster`), in order: the probe's settings."""
+    case, calls = folder / "probe-case.json", folder / "probe-calls.json"
+    case.write_text(json.dumps({"request": request, "cluster": cluster, "settings": settings}))
+    subprocess.run([str(kop_run), str(module), str(case), "--calls", str(calls)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return json.loads(calls.read_text())
+
+
+class Phase:
+    """One generated cluster (`bench-data`), its API server, and a fresh
+    policy-server holding deploy/'s policies and the variants measured beside
+    them:
+
+    - `clusterwide-kube-ovn-static-ip` with `useSubnetStatus: false`: every
+      static-IP decision reads the IP objects (the rows of docs/performance.md
+      before I15, the module's decoding);
+    - `clusterwide-kube-ovn-static-ip-i15`: deploy/'s settings (I15 on);
+    - `clusterwide-probe` and `clusterwide-probe-i15`: the probe policy
+      (tools/probe-policy) making exactly the host calls the free static-IP
+      pod's decision makes under each, reading none of the answers.
+    """
+
+    def __init__(self, args, ips, subnets, module):
+        self.ips, self.subnets = ips, subnets
+        self.top = Path(tempfile.mkdtemp(prefix="kop-bench-e2e-"))
+        self.standin = self.server = None
+        try:
+            self._start(args, module)
+        except BaseException:  # what started is stopped, and the folder removed
+            self.stop()
+            raise
+
+    def _start(self, args, module):
+        top = self.top
+        subprocess.run([args.bench_data, str(self.ips), str(self.subnets), str(top)], check=True)
+        self.cluster = json.loads((top / "cluster.json").read_text())
+        self.requests = json.loads((top / "requests.json").read_text())
+        self.by_name = {r["name"]: r for r in self.requests}
+        policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
+        static = policies[LISTS]
+        shipped = dict(static.get("settings") or {})
+        policies[I15] = copy.deepcopy(static)
+        policies[I15]["namespacedName"]["Name"] += "-i15"
+        static["settings"] = dict(shipped, useSubnetStatus=False)
+        free = self.by_name["pod-static-ip-free"]["request"]
+        for pid, settings in ((PROBE, static["settings"]), (PROBE_I15, shipped)):
+            calls = host_calls(args.kop_run, module, free, self.cluster, settings, top)
+            probe = copy.deepcopy(static)
+            probe["namespacedName"]["Name"] = pid.removeprefix("clusterwide-")
+            probe["module"] = f"file://{Path(args.probe).resolve()}"
+            probe["settings"] = {"calls": calls}
+            policies[pid] = probe
+        self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15)}
+        self.pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in self.requests}
+        cert, key = make_certificate(top)
+        if args.apiserver == KUBE_APISERVER:
+            from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
+            self.standin = KubeApiServer(top, self.cluster, connections=args.load_connections or 16,
+                                         log=lambda line: print(f"bench-e2e: {line}", flush=True))
+            self.latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
+        else:
+            self.standin = RemoteStandIn(top, self.cluster, args.delay_get_ms, args.delay_list_ms)
+            self.latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
+        self.server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=self.standin,
+                                   workers=args.workers, backtrace=False)
+        self.target = Target(self.server.port, self.server.context, lambda pid: f"/validate/{pid}")
+        self.processes = dict(self.standin.processes(), **{"policy-server": self.server.proc.pid})
+        print(f"bench-e2e: {self.ips} IPs in {self.subnets} subnet{'s' if self.subnets != 1 else ''}, served by the "
+              f"{self.standin.name}; {self.latency}; policy-server ready in {self.server.startup:.2f} s, "
+              f"{args.workers} workers; probe calls {self.probe_calls[PROBE]} (lists), "
+              f"{self.probe_calls[PROBE_I15]} (I15)", flush=True)
+
+    def body(self, name, pid=None):
+        return pid or self.pid_of[name], review_body(self.by_name[name]["request"])
+
+    def restarts(self, pid):
+        """The StatefulSet pods of subnet 0, each re-created at the address its own IP object holds."""
+        template = self.by_name["pod-restart"]["request"]
+        name = template["name"]
+        address = template["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]
+        first = int(ipaddress.IPv4Address(address)) - int(name.rsplit("-", 1)[1])
+        text = json.dumps(template)
+        held = min(self.ips // max(1, self.subnets), 20_000)
+        return [(pid, review_body(json.loads(
+            text.replace(f'"{name}"', f'"web-0-{i}"').replace(f'"{address}"', f'"{ipaddress.IPv4Address(first + i)}"'))))
+            for i in range(held)]
+
+    def stop(self):
+        if self.server is not None:
+            self.server.stop()
+        elif self.standin is not None:
+            self.standin.stop()
+        shutil.rmtree(self.top, ignore_errors=True)
+
+
+class Upstream:
+    """kube-ovn-webhook (built by hand from Kube-OVN at oracle.COMMIT, outside this
+    repository) against the phase's kube-apiserver, with its own informer cache."""
+
+    def __init__(self, binary, phase):
+        from oracle import CERT_DIR, Webhook, make_certificate as webhook_certificate
+        webhook_certificate()
+        self.webhook = Webhook(binary, phase.standin.cp.kubeconfig, phase.top)
+        self.webhook.ensure("")
+        self.target = Target(self.webhook.port, ssl.create_default_context(cafile=str(CERT_DIR / "tls.crt")),
+                             lambda _pid: "/validating")
+        self.pid = self.webhook.proc.pid
+
+    def stop(self):
+        self.webhook.stop()
+
+
+class Runner:
+    """Measures request kinds in interleaved rounds and checks every answer."""
+
+    def __init__(self, phase, args):
+        self.phase, self.args = phase, args
+        self.failures, self.stalled_elsewhere, self.notes = [], [], []
+        self.results = {}  # key -> [round results]
+
+    def check(self, name, answers, who="policy"):
+        want = self.phase.by_name[name]["allowed"]
+        wrong = [a for a in answers if a.get("allowed") != want]
+        if wrong and who == "policy":
+            self.failures.append(f"{name}: {len(wrong)} answers not allowed={want}, e.g. {wrong[0]}")
+        elif wrong:
+            self.notes.append(f"{who} answered {name} allowed={wrong[0].get('allowed')} "
+                              f"({len(wrong)} of {len(answers)}): {wrong[0].get('status')}")
+
+    def warm(self, name, bodies, target=None, who="policy"):
+        """A few requests on every connection the loads use, answers checked, figures dropped."""
+        c = max(self.args.concurrency)
+        self.check(name, load(target or self.phase.target, bodies, c, 2 * c, self.args.stall_s)[2], who)
+
+    def run(self, key, name, bodies, c, count, target=None, process="policy-server", start=0, who="policy"):
+        """One load; its figures appended to `key`'s rounds."""
+        phase = self.phase
+        target = target or phase.target
+        processes = phase.processes if process == "policy-server" else {process: self.upstream_pid}
+        before, cpu_before = api_requests(phase.standin), cpu_seconds(processes)
+        lat, wall, answers, errors, stalled = load(target, bodies, c, count, self.args.stall_s, start)
+        cpu = cpu_seconds(processes)[process] - cpu_before[process]
+        self.failures += [f"{key} c={c}: {e}" for e in errors[:3]]
+        self.check(name, answers, who)
+        if stalled:
+            self.stalled_elsewhere.append((f"{key} c={c}", len(stalled)))
+        figures = {
+            "p50": percentile(lat, 0.5) * 1000, "p99": percentile(lat, 0.99) * 1000,
+            "rps": len(lat) / wall, "cpu_ms": cpu * 1000 / max(1, len(lat)),
+            "api": (api_requests(phase.standin) - before) / max(1, len(lat)),
+        }
+        self.results.setdefault((key, c), []).append(figures)
+        return figures
+
+    def rounds(self, plan, rounds):
+        """`plan`: (key, name, bodies, count, kwargs); every key at every concurrency, round after round."""
+        offsets = {}
+        for _ in range(rounds):
+            for key, name, bodies, count, kwargs in plan:
+                for c in self.args.concurrency:
+                    start = offsets.get(key, 0)
+                    self.run(key, name, bodies, c, count, start=start, **kwargs)
+                    offsets[key] = start + count
+
+    def summary(self, key, c):
+        """Medians over the rounds: p50, p99, req/s, CPU ms per decision, API requests per decision."""
+        rs = self.results.get((key, c), [])
+        return {f: median([r[f] for r in rs]) for f in ("p50", "p99", "rps", "cpu_ms", "api")}
+
+    def table(self, keys):
+        print(f"| request | concurrency | p50 ms | p99 ms | req/s | CPU ms per decision | API requests per decision |"
+              f" (medians of {self.args.rounds} interleaved rounds)")
+        print("|---|---|---|---|---|---|---|")
+        for key in keys:
+            for c in self.args.concurrency:
+                if (key, c) in self.results:
+                    f = self.summary(key, c)
+                    print(f"| {key} | {c} | {f['p50']:.2f} | {f['p99']:.2f} | {f['rps']:.0f} | "
+                          f"{f['cpu_ms']:.2f} | {f['api']:.3f} |")
+
+    def report(self):
+        for f in self.failures:
+            print(f"FAIL {f}")
+        for n in self.notes:
+            print(f"note: {n}")
+        if self.stalled_elsewhere:
+            print("stalled besides the first touch: " + ", ".join(f"{what} {n}" for what, n in self.stalled_elsewhere))
+
+
+def start_upstream(args, phase, runner):
+    """kube-ovn-webhook beside the policy-server, or None with the reason printed."""
+    if not args.upstream:
+        print("SKIPPED: upstream side by side: no kube-ovn-webhook (KUBE_OVN_WEBHOOK or --upstream; built by hand "
+              "from Kube-OVN's source, docs/fidelity.md)")
+        return None
+    if args.apiserver != KUBE_APISERVER:
+        print("SKIPPED: upstream side by side: kube-ovn-webhook's informers need a real API server "
+              "(BENCH_E2E_APISERVER=kube-apiserver)")
+        return None
+    upstream = Upstream(args.upstream, phase)
+    runner.upstream_pid = upstream.pid
+    # Its informers fill on the first request (controller-runtime's lazy cache).
+    started = time.perf_counter()
+    client = Client(upstream.target, 120)
+    client.review("", phase.body("pod-static-ip-free")[1])
+    print(f"kube-ovn-webhook: first answer (its informers filled) after {time.perf_counter() - started:.1f} s")
+    return upstream
+
+
+def first_request(runner, name, pid=None):
+    """The first decision of a kind: its caches are created (ms), or None when it stalled."""
+    phase = runner.phase
+    client = Client(phase.target, runner.args.stall_s)
+    started = time.perf_counter()
+    try:
+        runner.check(name, [client.review(*phase.body(name, pid))])
+    except Stalled:
+        return None
+    return (time.perf_counter() - started) * 1000
+
+
+def spread_phase(args, module):
+    """The spread cluster (default 10 000 IPs in 1 000 subnets): every request kind,
+    the probe, a first touch of every subnet and the spread steady state."""
+    phase = Phase(args, args.ips, args.subnets, module)
+    runner = Runner(phase, args)
+    upstream = None
+    try:
+        cpu_start = cpu_seconds(phase.processes)
+        first_ms = first_request(runner, "pod-static-ip-free")
+        if first_ms is None:
+            runner.stalled_elsewhere.append(("the first request", 1))
+        plan = []
+        for r in phase.requests:
+            name = r["name"]
+            plan.append((name, name, [phase.body(name)], args.requests // args.rounds, {}))
+        plan.insert(2, ("probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE)],
+                        args.requests // args.rounds, {}))
+        for key, name, bodies, _, _ in plan:
+            runner.warm(name, bodies)
+        runner.rounds(plan, args.rounds)
+        watches = phase.standin.stats.snapshot()["watches_open"]
+        runner.table([key for key, *_ in plan])
+        print(f"watches held after the steady-state runs: {watches}")
+
+        # First touch of many subnets (cold watch caches), then the spread
+        # steady state: every request a static-IP pod in another subnet, each
+        # with a free address of its own subnet (bench-data's layout: subnet j
+        # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
+        touch = args.subnets if args.touch_subnets is None else args.touch_subnets
+        stalled_touch = []
+        free = phase.by_name["pod-static-ip-free"]
+        if touch:
+            base = json.dumps(free["request"])
+            free_ip = free["request"]["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]
+
+            def in_subnet(j):
+                address = str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(free_ip)) + (j << 14)))
+                req = base.replace('"subnet-0"', f'"subnet-{j}"').replace(f'"{free_ip}"', f'"{address}"')
+                return phase.pid_of["pod-static-ip-free"], review_body(json.loads(req))
+
+            bodies = [in_subnet(j) for j in range(touch)]
+            before = api_requests(phase.standin)
+            cpu_before = cpu_seconds(phase.processes)
+            c = max(args.concurrency)
+            lat, wall, answers, errors, stalled_touch = load(phase.target, bodies, c, touch, args.stall_s)
+            cpu_touch = cpu_used(cpu_before, cpu_seconds(phase.processes))
+            runner.failures += [f"first touch: {e}" for e in errors[:3]]
+            runner.check("pod-static-ip-free", answers)
+            print(
+                f"first touch of {touch} subnets: p50 {percentile(lat, 0.5) * 1000:.1f} ms, "
+                f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat, default=0) * 1000:.0f} ms, "
+                f"{len(errors)} failed, {len(stalled_touch)} stalled (no answer in {args.stall_s:g} s"
+                f"{': subnet-' + ', subnet-'.join(map(str, sorted(stalled_touch)[:10])) if stalled_touch else ''}), "
+                f"{(api_requests(phase.standin) - before) / max(1, len(lat)):.2f} API requests "
+                f"per decision, watches held {phase.standin.stats.snapshot()['watches_open']}"
+            )
+            print(f"CPU used in the first touch ({wall:.1f} s): {cpu_touch}")
+            if args.spread_requests:
+                before = api_requests(phase.standin)
+                lat, wall, answers, errors, stalled = load(phase.target, bodies, c, args.spread_requests,
+                                                           args.stall_s)
+                runner.failures += [f"spread: {e}" for e in errors[:3]]
+                runner.check("pod-static-ip-free", answers)
+                if stalled:
+                    runner.stalled_elsewhere.append(("spread", len(stalled)))
+                spread = (percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000,
+                          (api_requests(phase.standin) - before) / max(1, len(lat)), len(lat) / wall)
+                print(
+                    f"spread steady state, {args.spread_requests} requests over {touch} subnets at concurrency "
+                    f"{c}: p50 {spread[0]:.2f} ms, p99 {spread[1]:.2f} ms, {spread[3]:.0f} req/s, "
+                    f"{spread[2]:.3f} API requests per decision, watches held "
+                    f"{phase.standin.stats.snapshot()['watches_open']}"
+                )
+        rss = peak_rss_mb(phase.server.proc.pid)
+        stats = phase.standin.stats.snapshot()
+        seen = "API server saw" if phase.standin.name == STAND_IN else \
+            "kube-apiserver's audit log: the policy-server made"
+        print(f"{seen}: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
+              f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
+        print(f"CPU used since the policy-server was ready: {cpu_used(cpu_start, cpu_seconds(phase.processes))}")
+
+        upstream = start_upstream(args, phase, runner)
+        up = {}
+        if upstream:
+            pods = [n for n in ("pod-static-ip-free", "pod-static-ip-conflict") if n in phase.by_name]
+            for n in pods:
+                runner.warm(n, [phase.body(n)], upstream.target, "kube-ovn-webhook")
+            runner.rounds([(f"upstream {n}", n, [phase.body(n)], args.requests // args.rounds,
+                            {"target": upstream.target, "process": "kube-ovn-webhook", "who": "kube-ovn-webhook"})
+                           for n in pods], args.rounds)
+            runner.table([f"upstream {n}" for n in pods])
+            up = {c: runner.summary("upstream pod-static-ip-free", c) for c in args.concurrency}
+            print(f"kube-ovn-webhook peak RSS {peak_rss_mb(upstream.pid):.0f} MiB")
+        runner.report()
+        c = max(args.concurrency)
+        floor = runner.summary("floor", c)["p50"]
+        f = runner.summary("pod-static-ip-free", c)
+        probe = runner.summary("probe", c)["p50"]
+        print(
+            f"bench-e2e: ips={args.ips} subnets={args.subnets} c={c} floor_p50_ms={floor:.2f} p50_ms={f['p50']:.2f} "
+            f"p99_ms={f['p99']:.2f} ratio={f['p50'] / floor:.2f} probe_p50_ms={probe:.2f} "
+            f"module_share={(f['p50'] - probe) / f['p50']:.2f} api_requests_per_decision={f['api']:.3f} "
+            f"watches={watches} first_ms={first_ms or float('nan'):.0f} rss_mb={rss:.0f} "
+            f"stalled={len(stalled_touch)} stalled_elsewhere={sum(n for _, n in runner.stalled_elsewhere)} "
+            f"upstream_p50_ms={up[c]['p50'] if up else float('nan'):.2f} apiserver={phase.standin.name}",
+            flush=True,
+        )
+        return not runner.failures
+    finally:
+        if upstream:
+            upstream.stop()
+        phase.stop()
+
+
+def hot_phase(args, module, ips):
+    """One subnet holding every IP object (`ovn-default` of a real cluster):
+    first I15 as shipped, with only free and restart requests (no IP list, no
+    IP-object cache), then the conflict, then every request with the lists
+    (`useSubnetStatus: false`) beside the probe."""
+    phase = Phase(args, ips, 1, module)
+    runner = Runner(phase, args)
+    upstream = None
+    count = args.hot_requests // args.rounds
+    try:
+        stalled = 0
+        firsts = {}
+        for key, name, pid in (("i15 free", "pod-static-ip-free", I15), ("i15 restart", "pod-restart", I15)):
+            firsts[key] = first_request(runner, name, pid)
+            stalled += firsts[key] is None
+        restarts = phase.restarts(I15)
+        quick = max(count, args.requests // args.rounds)
+        runner.warm("pod-static-ip-free", [phase.body("pod-static-ip-free", I15)])
+        runner.rounds([("i15 free", "pod-static-ip-free", [phase.body("pod-static-ip-free", I15)], quick, {}),
+                       ("i15 restart", "pod-restart", restarts, quick, {})], args.rounds)
+        rss_i15 = peak_rss_mb(phase.server.proc.pid)
+        watches_i15 = phase.standin.stats.snapshot()["watches_open"]
+        print(f"I15, free and restart only: policy-server peak RSS {rss_i15:.0f} MiB, watches held {watches_i15}, "
+              f"first free {firsts['i15 free'] or float('nan'):.0f} ms, first restart "
+              f"{firsts['i15 restart'] or float('nan'):.0f} ms")
+        firsts["i15 conflict"] = first_request(runner, "pod-static-ip-conflict", I15)
+        stalled += firsts["i15 conflict"] is None
+        runner.rounds([("i15 conflict", "pod-static-ip-conflict", [phase.body("pod-static-ip-conflict", I15)],
+                        count, {})], args.rounds)
+
+        lists = [("floor", "floor", [phase.body("floor")], quick, {}),
+                 ("probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE)], count, {}),
+                 ("pod-static-ip-free", "pod-static-ip-free", [phase.body("pod-static-ip-free")], count, {}),
+                 ("pod-restart", "pod-restart", phase.restarts(LISTS), count, {}),
+                 ("pod-static-ip-conflict", "pod-static-ip-conflict", [phase.body("pod-static-ip-conflict")],
+                  count, {})]
+        first_lists = first_request(runner, "pod-static-ip-free")
+        stalled += first_lists is None
+        for key, name, bodies, _, _ in lists:
+            runner.warm(name, bodies)
+        runner.rounds(lists, args.rounds)
+        rss = peak_rss_mb(phase.server.proc.pid)
+        runner.table(["i15 free", "i15 restart", "i15 conflict"] + [key for key, *_ in lists])
+        print(f"with the lists too: policy-server peak RSS {rss:.0f} MiB, watches held "
+              f"{phase.standin.stats.snapshot()['watches_open']}, first free (lists) "
+              f"{first_lists or float('nan'):.0f} ms")
+
+        upstream = start_upstream(args, phase, runner)
+        up = {}
+        if upstream:
+            kw = {"target": upstream.target, "process": "kube-ovn-webhook", "who": "kube-ovn-webhook"}
+            for n in ("pod-static-ip-free", "pod-restart", "pod-static-ip-conflict"):
+                runner.warm(n, [phase.body(n)], upstream.target, "kube-ovn-webhook")
+            runner.rounds([("upstream free", "pod-static-ip-free", [phase.body("pod-static-ip-free")], count, kw),
+                           ("upstream restart", "pod-restart", phase.restarts(LISTS), count, kw),
+                           ("upstream conflict", "pod-static-ip-conflict", [phase.body("pod-static-ip-conflict")],
+                            count, kw)], args.rounds)
+            runner.table(["upstream free", "upstream restart", "upstream conflict"])
+            up = {key: runner.summary(f"upstream {key}", 1)["p50"] for key in ("free", "restart", "conflict")}
+            print(f"kube-ovn-webhook peak RSS {peak_rss_mb(upstream.pid):.0f} MiB")
+        runner.report()
+        nan = float("nan")
+        f, floor, probe = (runner.summary(k, 1) for k in ("pod-static-ip-free", "floor", "probe"))
+        c8 = runner.summary("pod-static-ip-free", max(args.concurrency))
+        print(
+            f"bench-e2e: ips={ips} subnets=1 c=1 floor_p50_ms={floor['p50']:.2f} p50_ms={f['p50']:.2f} "
+            f"p99_ms={f['p99']:.2f} ratio={f['p50'] / floor['p50']:.2f} probe_p50_ms={probe['p50']:.2f} "
+            f"module_share={(f['p50'] - probe['p50']) / f['p50']:.2f} cpu_ms={f['cpu_ms']:.1f} "
+            f"probe_cpu_ms={probe['cpu_ms']:.1f} restart_p50_ms={runner.summary('pod-restart', 1)['p50']:.2f} "
+            f"conflict_p50_ms={runner.summary('pod-static-ip-conflict', 1)['p50']:.2f} "
+            f"c8_p50_ms={c8['p50']:.2f} c8_p99_ms={c8['p99']:.2f} rss_mb={rss:.0f} stalled={stalled} "
+            f"upstream_p50_ms={up.get('free', nan):.2f} apiserver={phase.standin.name}",
+            flush=True,
+        )
+        print(
+            f"bench-e2e: i15 ips={ips} subnets=1 "
+            f"free_p50_ms={runner.summary('i15 free', 1)['p50']:.2f} "
+            f"restart_p50_ms={runner.summary('i15 restart', 1)['p50']:.2f} "
+            f"conflict_p50_ms={runner.summary('i15 conflict', 1)['p50']:.2f} rss_mb={rss_i15:.0f} "
+            f"watches={watches_i15} upstream_free_p50_ms={up.get('free', nan):.2f} "
+            f"upstream_restart_p50_ms={up.get('restart', nan):.2f} apiserver={phase.standin.name}",
+            flush=True,
+        )
+        return not runner.failures
+    finally:
+        if upstream:
+            upstream.stop()
+        phase.stop()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", help="the annotated module")
-    parser.add_argument("--ips", type=int, default=10_000)
-    parser.add_argument("--subnets", type=int, default=1_000)
-    parser.add_argument("--requests", type=int, default=2_000, help="per request kind and concurrency")
+    parser.add_argument("--ips", type=int, default=10_000, help="the spread cluster's IP objects (0: no spread phase)")
+    parser.add_argument("--subnets", type=int, default=1_000, help="the spread cluster's subnets")
+    parser.add_argument("--hot-ips", type=int, nargs="*", default=[10_000],
+                        help="one hot-subnet phase per size: every IP object in one subnet (none: no hot phase)")
+    parser.add_argument("--requests", type=int, default=2_000,
+                        help="per request kind and concurrency, over all rounds (spread phase; I15's free and "
+                             "restart in the hot phase)")
+    parser.add_argument("--hot-requests", type=int, default=150,
+                        help="per request kind and concurrency over all rounds, hot phase, where a decision "
+                             "reads the subnet's IP objects")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians over them are reported")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--apiserver", choices=[STAND_IN, KUBE_APISERVER], default=STAND_IN,
                         help="what serves the generated cluster: the stand-in (default), or a real etcd + "
@@ -236,7 +698,12 @@ def main():
     parser.add_argument("--spread-requests", type=int, default=4_000,
                         help="after the first touch: requests round robin over the touched subnets")
     parser.add_argument("--policy-server", default="policy-server")
+    parser.add_argument("--upstream", default=os.environ.get("KUBE_OVN_WEBHOOK") or shutil.which("kube-ovn-webhook"),
+                        help="kube-ovn-webhook, measured beside the policy (with --apiserver kube-apiserver)")
     parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
+    parser.add_argument("--kop-run", default=str(ROOT / "target/host/kop-run"))
+    parser.add_argument("--probe", default=str(ROOT / "target/probe-policy.wasm"),
+                        help="the probe policy, annotated (make bench-e2e builds it)")
     args = parser.parse_args()
     if args.apiserver == KUBE_APISERVER:
         # What only the stand-in can do is refused, not ignored.
@@ -249,153 +716,19 @@ def main():
             parser.error("--load-connections: only --apiserver kube-apiserver loads objects through an API")
         args.delay_get_ms = DEFAULT_DELAY_MS if args.delay_get_ms is None else args.delay_get_ms
         args.delay_list_ms = DEFAULT_DELAY_MS if args.delay_list_ms is None else args.delay_list_ms
+    if args.rounds < 1:
+        parser.error("--rounds: at least 1")
     if shutil.which(args.policy_server) is None:
         sys.exit(f"{args.policy_server}: not found")
-
-    top = Path(tempfile.mkdtemp(prefix="kop-bench-e2e-"))
-    subprocess.run([args.bench_data, str(args.ips), str(args.subnets), str(top)], check=True)
-    cluster = json.loads((top / "cluster.json").read_text())
-    requests = json.loads((top / "requests.json").read_text())
     module = Path(args.policy).resolve()
-    policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
-    cert, key = make_certificate(top)
-    standin = None
-    try:
-        if args.apiserver == KUBE_APISERVER:
-            from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
-            standin = KubeApiServer(top, cluster, connections=args.load_connections or 16,
-                                    log=lambda line: print(f"bench-e2e: {line}", flush=True))
-            latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
-        else:
-            standin = RemoteStandIn(top, cluster, args.delay_get_ms, args.delay_list_ms)
-            latency = f"API latency {args.delay_get_ms} ms per GET, {args.delay_list_ms} ms per LIST"
-        server = PolicyServer(args.policy_server, top, policies, None, cert, key, standin=standin,
-                              workers=args.workers, backtrace=False)
-    except BaseException:  # what started is stopped, and the folder removed
-        if standin is not None:
-            standin.stop()
-        shutil.rmtree(top, ignore_errors=True)
-        raise
-    print(f"bench-e2e: {args.ips} IPs in {args.subnets} subnets, served by the {standin.name}; {latency}; "
-          f"policy-server ready in {server.startup:.2f} s, {args.workers} workers", flush=True)
-    failures = []
-    try:
-        processes = dict(standin.processes(), **{"policy-server": server.proc.pid})
-        cpu_start = cpu_seconds(processes)
-        by_name = {r["name"]: r for r in requests}
-        pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in requests}
-
-        def check(name, answers):
-            want = by_name[name]["allowed"]
-            wrong = [a for a in answers if a.get("allowed") != want]
-            if wrong:
-                failures.append(f"{name}: {len(wrong)} answers not allowed={want}, e.g. {wrong[0]}")
-
-        # Cold: the first static-IP decision after the restart fills its caches.
-        free = by_name["pod-static-ip-free"]
-        client = Client(server.port, server.context, args.stall_s)
-        stalled_elsewhere = []  # (what, how many)
-        started = time.perf_counter()
-        try:
-            check("pod-static-ip-free", [client.review(pid_of["pod-static-ip-free"], review_body(free["request"]))])
-        except Stalled:
-            stalled_elsewhere.append(("the first request", 1))
-        first_ms = (time.perf_counter() - started) * 1000
-
-        rows, figures = [], {}
-        for r in requests:
-            name = r["name"]
-            body = [(pid_of[name], review_body(r["request"]))]
-            warm = load(server, body, 1, 20, args.stall_s)
-            check(name, warm[2])
-            if warm[4]:
-                stalled_elsewhere.append((f"{name} warm-up", len(warm[4])))
-            for c in args.concurrency:
-                before = api_requests(standin)
-                lat, wall, answers, errors, stalled = load(server, body, c, args.requests, args.stall_s)
-                failures += [f"{name} c={c}: {e}" for e in errors[:3]]
-                check(name, answers)
-                if stalled:
-                    stalled_elsewhere.append((f"{name} c={c}", len(stalled)))
-                per = (api_requests(standin) - before) / max(1, len(lat))
-                p50, p99 = percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000
-                figures[(name, c)] = (p50, p99, per)
-                rows.append(f"| {name} | {c} | {p50:.2f} | {p99:.2f} | {len(lat) / wall:.0f} | {per:.3f} |")
-        watches = standin.stats.snapshot()["watches_open"]
-        print("| request | concurrency | p50 ms | p99 ms | req/s | API requests per decision |")
-        print("|---|---|---|---|---|---|")
-        print("\n".join(rows))
-        print(f"watches held after the steady-state runs: {watches}")
-
-        # First touch of many subnets (cold watch caches), then the spread
-        # steady state: every request a static-IP pod in another subnet, each
-        # with a free address of its own subnet (bench-data's layout: subnet j
-        # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
-        touch = args.subnets if args.touch_subnets is None else args.touch_subnets
-        stalled_touch = []
-        if touch:
-            base = json.dumps(free["request"])
-            free_ip = free["request"]["object"]["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"]
-
-            def in_subnet(j):
-                address = str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(free_ip)) + (j << 14)))
-                req = base.replace('"subnet-0"', f'"subnet-{j}"').replace(f'"{free_ip}"', f'"{address}"')
-                return pid_of["pod-static-ip-free"], review_body(json.loads(req))
-
-            bodies = [in_subnet(j) for j in range(touch)]
-            before = api_requests(standin)
-            cpu_before = cpu_seconds(processes)
-            lat, wall, answers, errors, stalled_touch = load(server, bodies, max(args.concurrency), touch, args.stall_s)
-            cpu_touch = cpu_used(cpu_before, cpu_seconds(processes))
-            failures += [f"first touch: {e}" for e in errors[:3]]
-            check("pod-static-ip-free", answers)
-            print(
-                f"first touch of {touch} subnets: p50 {percentile(lat, 0.5) * 1000:.1f} ms, "
-                f"p99 {percentile(lat, 0.99) * 1000:.1f} ms, max {max(lat, default=0) * 1000:.0f} ms, "
-                f"{len(errors)} failed, {len(stalled_touch)} stalled (no answer in {args.stall_s:g} s"
-                f"{': subnet-' + ', subnet-'.join(map(str, sorted(stalled_touch)[:10])) if stalled_touch else ''}), "
-                f"{(api_requests(standin) - before) / max(1, len(lat)):.2f} API requests "
-                f"per decision, watches held {standin.stats.snapshot()['watches_open']}"
-            )
-            print(f"CPU used in the first touch ({wall:.1f} s): {cpu_touch}")
-            if args.spread_requests:
-                before = api_requests(standin)
-                lat, wall, answers, errors, stalled = load(server, bodies, max(args.concurrency),
-                                                           args.spread_requests, args.stall_s)
-                failures += [f"spread: {e}" for e in errors[:3]]
-                check("pod-static-ip-free", answers)
-                if stalled:
-                    stalled_elsewhere.append(("spread", len(stalled)))
-                spread = (percentile(lat, 0.5) * 1000, percentile(lat, 0.99) * 1000,
-                          (api_requests(standin) - before) / max(1, len(lat)), len(lat) / wall)
-                print(
-                    f"spread steady state, {args.spread_requests} requests over {touch} subnets at concurrency "
-                    f"{max(args.concurrency)}: p50 {spread[0]:.2f} ms, p99 {spread[1]:.2f} ms, {spread[3]:.0f} req/s, "
-                    f"{spread[2]:.3f} API requests per decision, watches held {standin.stats.snapshot()['watches_open']}"
-                )
-        rss = peak_rss_mb(server.proc.pid)
-        stats = standin.stats.snapshot()
-        seen = "API server saw" if standin.name == STAND_IN else "kube-apiserver's audit log: the policy-server made"
-        print(f"{seen}: {stats.get('get', 0)} GETs, {stats.get('list', 0)} LISTs, "
-              f"{stats.get('watch', 0)} WATCHes; policy-server peak RSS {rss:.0f} MiB")
-        print(f"CPU used since the policy-server was ready: {cpu_used(cpu_start, cpu_seconds(processes))}")
-        c = max(args.concurrency)
-        floor = figures[("floor", c)][0]
-        p50, p99, per = figures[("pod-static-ip-free", c)]
-        for f in failures:
-            print(f"FAIL {f}")
-        if stalled_elsewhere:
-            print("stalled besides the first touch: " + ", ".join(f"{what} {n}" for what, n in stalled_elsewhere))
-        print(
-            f"bench-e2e: ips={args.ips} subnets={args.subnets} floor_p50_ms={floor:.2f} p50_ms={p50:.2f} "
-            f"p99_ms={p99:.2f} ratio={p50 / floor:.2f} api_requests_per_decision={per:.3f} "
-            f"watches={watches} first_ms={first_ms:.0f} rss_mb={rss:.0f} stalled={len(stalled_touch)} "
-            f"stalled_elsewhere={sum(n for _, n in stalled_elsewhere)} apiserver={standin.name}"
-        )
-    finally:
-        server.stop()
-        shutil.rmtree(top, ignore_errors=True)
-    sys.exit(1 if failures else 0)
+    started = time.monotonic()
+    ok = True
+    if args.ips:
+        ok &= spread_phase(args, module)
+    for ips in args.hot_ips:
+        ok &= hot_phase(args, module, ips)
+    print(f"bench-e2e: done in {time.monotonic() - started:.0f} s")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

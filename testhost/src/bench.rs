@@ -62,22 +62,45 @@ pub fn ip(pod: &str, namespace: &str, subnet: &str, address: Ipv4Addr, node: usi
 }
 
 /// `ips` IP CRs spread evenly over `subnets` Subnets, with the Subnets: /18s,
-/// or one /12 when there is a single subnet (room for a million pods).
+/// or one /12 when there is a single subnet (room for a million pods). The
+/// Subnets' status has no record of the addresses in use that I15 could
+/// take (`v4usingIPs` without `v4usingIPrange`): every static-IP decision
+/// reads the IP objects.
 pub fn pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, BoxError> {
+    generated_pods(ips, subnets, false)
+}
+
+/// [`pod_cluster`], each Subnet's status holding the record
+/// kube-ovn-controller writes (`calcSubnetStatusIP`): the number of its IP
+/// CRs and the one range they cover, its gateway left out as an excluded
+/// address.
+pub fn recorded_pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, BoxError> {
+    generated_pods(ips, subnets, true)
+}
+
+fn generated_pods(ips: usize, subnets: usize, record: bool) -> Result<ClusterState, BoxError> {
     let mut cluster = ClusterState::default();
     let prefix = if subnets == 1 { 12 } else { 18 };
+    let per_subnet = ips.div_ceil(subnets.max(1));
     for j in 0..subnets {
         let base = subnet_base(j);
-        cluster.push(
-            "subnets",
-            subnet(
-                &subnet_name(j),
-                &format!("{}/{prefix}", Ipv4Addr::from(base)),
-                &Ipv4Addr::from(base + 1).to_string(),
-            ),
-        )?;
+        let mut object = subnet(
+            &subnet_name(j),
+            &format!("{}/{prefix}", Ipv4Addr::from(base)),
+            &Ipv4Addr::from(base + 1).to_string(),
+        );
+        if record {
+            let held = per_subnet.min(ips.saturating_sub(j * per_subnet));
+            let range = match held {
+                0 => String::new(),
+                1 => pod_address(j, 0).to_string(),
+                n => format!("{}-{}", pod_address(j, 0), pod_address(j, n - 1)),
+            };
+            object["status"]["v4usingIPs"] = json!(held);
+            object["status"]["v4usingIPrange"] = json!(range);
+        }
+        cluster.push("subnets", object)?;
     }
-    let per_subnet = ips.div_ceil(subnets.max(1));
     for n in 0..ips {
         let (j, i) = (n / per_subnet, n % per_subnet);
         cluster.push(

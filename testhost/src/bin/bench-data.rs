@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use testhost::BoxError;
 use testhost::bench::{
-    deployment_request, ippool_request, pod_address, pod_cluster, pod_request, push_ippools,
-    subnet_name, subnet_request,
+    deployment_request, ippool_request, pod_address, pod_request, push_ippools,
+    recorded_pod_cluster, subnet_name, subnet_request,
 };
 
 /// IPPools of subnet 0 in every generated cluster, for the IPPool CREATE.
@@ -21,7 +21,8 @@ const POOLS: usize = 1_000;
 
 fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
     std::fs::create_dir_all(out)?;
-    let mut cluster = pod_cluster(ips, subnets)?;
+    // Each Subnet's status holds the record kube-ovn-controller writes (I15).
+    let mut cluster = recorded_pod_cluster(ips, subnets)?;
     // Every cluster has it; the Subnet checks read its address (I9).
     cluster.push(
         "services",
@@ -75,12 +76,36 @@ fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
                 false,
             ),
         );
+        // A StatefulSet's pod re-created at the address its own IP object
+        // holds (kube-ovn-controller keeps a StatefulSet pod's IP object).
+        let own = per_subnet.min(6) - 1;
+        requests.insert(
+            3,
+            json!({"name": "pod-restart", "policy": "kube-ovn-static-ip",
+                   "request": restart_request(&format!("web-0-{own}"), &subnet,
+                                              &pod_address(0, own).to_string()),
+                   "allowed": true}),
+        );
     }
     std::fs::write(
         out.join("requests.json"),
         serde_json::to_vec_pretty(&requests)?,
     )?;
     Ok(())
+}
+
+/// The CREATE of StatefulSet `web-0`'s pod `name` with a static address.
+fn restart_request(name: &str, subnet: &str, address: &str) -> Value {
+    let mut request = pod_request(json!({"ovn.kubernetes.io/logical_switch": subnet,
+                                         "ovn.kubernetes.io/ip_address": address}));
+    request["name"] = json!(name);
+    let metadata = &mut request["object"]["metadata"];
+    metadata["name"] = json!(name);
+    metadata["labels"] = json!({"app": "web-0", "statefulset.kubernetes.io/pod-name": name});
+    metadata["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web-0",
+                                          "uid": "2a9c8e1f-4b3d-4e6a-9f0b-7c5d3e2a1b90",
+                                          "controller": true, "blockOwnerDeletion": true}]);
+    request
 }
 
 fn main() -> ExitCode {

@@ -12,6 +12,8 @@
 //!   --settings-json JSON       settings as JSON text
 //!   --allow-context-aware      accepted for kwctl compatibility (lookups are always allowed)
 //!   --save-request FILE        also write the bare AdmissionRequest (to make test_data/ files)
+//!   --calls FILE               write the host calls made, `[{"operation", "payload"}]` in order
+//!                              (the probe policy's settings in `make bench-e2e`)
 //!   --fail API_VERSION/KIND=TEXT   every lookup of that kind fails with TEXT (with `cluster`)
 //! ```
 //!
@@ -34,6 +36,7 @@ struct Options {
     settings_path: Option<PathBuf>,
     settings_json: Option<String>,
     save_request: Option<PathBuf>,
+    calls: Option<PathBuf>,
     failures: Vec<(String, String, String)>,
 }
 
@@ -50,6 +53,7 @@ fn parse_args() -> Result<Options, BoxError> {
             "-s" | "--settings-path" => options.settings_path = Some(value()?.into()),
             "--settings-json" => options.settings_json = Some(value()?),
             "--save-request" => options.save_request = Some(value()?.into()),
+            "--calls" => options.calls = Some(value()?.into()),
             "--fail" => {
                 let spec = value()?;
                 let (kind, text) = spec.split_once('=').ok_or("--fail API_VERSION/KIND=TEXT")?;
@@ -166,6 +170,13 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
             })
             .collect::<Result<Vec<_>, BoxError>>()?;
         session::record(path, &exchanges)?;
+    }
+    if let Some(path) = &options.calls {
+        let made: Vec<Value> = calls
+            .iter()
+            .map(|call| json!({"operation": call.operation, "payload": call.payload}))
+            .collect();
+        std::fs::write(path, serde_json::to_vec_pretty(&made)?)?;
     }
     let mut response = json!({"uid": request["uid"], "allowed": verdict.accepted});
     if !verdict.accepted {

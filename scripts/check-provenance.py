@@ -17,6 +17,12 @@ may:
 
 Prints one line per finding and exits 1, or one summary line and 0.
 `--self-test` checks the rules on texts they must and must not match.
+
+    python3 scripts/check-provenance.py --built FILE...   (make shipped-paths)
+
+checks built files that are shipped but not tracked (policy.wasm, whose
+dependencies' panic locations name their source folders; the Makefile
+remaps them) for a build machine's path.
 """
 
 import re
@@ -77,6 +83,22 @@ def tracked():
     return [p for p in out.decode().split("\0") if p]
 
 
+def built(paths):
+    """A build machine's path in built files (the first rule only: a module
+    holds no recipe, and is a binary by nature)."""
+    what, rule = RULES[0]
+    findings = []
+    for name in paths:
+        text = Path(name).read_bytes().decode("latin-1")
+        for m in rule.finditer(text):
+            end = text.find("\0", m.start(), m.start() + 200)
+            findings.append(f"{name}: {what}: {text[m.start():end if end > 0 else m.start() + 80]!r}")
+    for f in findings:
+        print(f)
+    print(f"check-provenance: {len(paths)} built file(s), {len(findings)} build machine's path(s)")
+    return 1 if findings else 0
+
+
 def main():
     findings = []
     files = tracked()
@@ -106,4 +128,6 @@ def main():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--built"]:
+        sys.exit(built(sys.argv[2:]))
     sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else main())

@@ -68,14 +68,16 @@ all: policy.wasm
 
 # wasm-opt (Debian's binaryen) shrinks the module by about 15 % and does not
 # slow it down (docs/performance.md); without it the module is still valid.
-WASM_OPT_FLAGS := -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+WASM_OPT_FLAGS := -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals --enable-simd \
 	--enable-nontrapping-float-to-int
 
 # Panic locations of the dependencies name their sources under CARGO_HOME
 # (the build machine's home folder); the shipped module names them under
 # /cargo instead, and this checkout as `.` (`make shipped-paths` checks).
 CARGO_HOME_DIR := $(abspath $(or $(CARGO_HOME),$(HOME)/.cargo))
-WASM_RUSTFLAGS := --remap-path-prefix=$(CARGO_HOME_DIR)=/cargo --remap-path-prefix=$(CURDIR)=.
+# SIMD as .cargo/config.toml asks for it (this variable replaces its flags).
+WASM_RUSTFLAGS := -C target-feature=+simd128 \
+	--remap-path-prefix=$(CARGO_HOME_DIR)=/cargo --remap-path-prefix=$(CURDIR)=.
 
 policy.wasm: $(SOURCES)
 	CARGO_TARGET_WASM32_WASIP1_RUSTFLAGS="$(WASM_RUSTFLAGS)" \

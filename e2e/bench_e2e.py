@@ -1,23 +1,43 @@
 #!/usr/bin/env python3
 """Admission latency through the real policy-server, over TLS.
 
-A generated Kube-OVN cluster (testhost's `bench-data`, the generator of
-`make bench`) is served by the API server stand-in with a latency per GET and
-per LIST; a policy-server runs the policies of deploy/. For each request kind
-(a pod without Kube-OVN annotations: the policy-server's floor; a static-IP
-pod, free and conflicting; a Deployment with a pool; a Subnet CREATE) it
-reports p50/p99 latency and requests per second at each concurrency, and the
-API requests the stand-in saw per decision. Then: the watches the
-policy-server holds, the first static-IP request after a restart (cold
-watch caches), a first touch of every subnet, the spread steady state
-(static-IP pods round robin over every subnet), and the policy-server's peak
-RSS. The stand-in runs in a process of its own. The last line:
+Generated Kube-OVN clusters (testhost's `bench-data`, the generator of
+`make bench`; each Subnet's status holds the record kube-ovn-controller
+writes) are served by the API server stand-in with a latency per GET and per
+LIST, or by a real kube-apiserver; a policy-server runs the policies of
+deploy/, the static-IP one twice: with `useSubnetStatus: false` (every
+static-IP decision reads the subnet's IP objects: the rows named after the
+request) and as shipped (I15: the rows named `i15 …`); and a probe policy
+(tools/probe-policy) that makes exactly the host calls of the free
+static-IP pod under each, reading none of the answers: the floor a policy
+can reach in this runtime (`probe`, `i15 probe`). Request kinds are measured
+in interleaved rounds (--rounds) at each concurrency, on connections kept
+from one load to the next; medians over the rounds are reported: p50, p99,
+req/s, policy-server CPU per decision, API requests per decision.
 
-  bench-e2e: ips= subnets= floor_p50_ms= p50_ms= p99_ms= ratio= api_requests_per_decision= watches= first_ms= rss_mb= stalled= stalled_elsewhere= apiserver=
+Phases:
+- spread (--ips in --subnets, default 10 000 in 1 000): every request kind,
+  then a first touch of every subnet (cold watch caches) and the spread
+  steady state (static-IP pods round robin over every subnet), both to the
+  policy as shipped;
+- hot (--hot-ips, default 10 000; `--hot-ips 10000 50000` adds 50 000): every
+  IP object in one subnet, as `ovn-default` holds them. First I15 alone, only
+  free and restart requests (a StatefulSet's pods re-created at the addresses
+  their own IP objects hold), the policy-server's peak RSS read before any IP
+  list; then the conflict; then every request with the lists, beside the
+  probe.
+With kube-ovn-webhook (KUBE_OVN_WEBHOOK, built by hand, outside this
+repository) and `--apiserver kube-apiserver`, upstream's webhook answers the
+same AdmissionReviews from its own informers over the same kube-apiserver.
 
-for the static-IP pod (with logical_switch) at the highest concurrency;
-`apiserver` names the API server the policy-server read (stand-in or
-kube-apiserver).
+The lines it ends each phase with:
+
+  bench-e2e: ips= subnets= c=8 floor_p50_ms= p50_ms= p99_ms= ratio= probe_p50_ms= module_share= api_requests_per_decision= i15_p50_ms= i15_p99_ms= i15_ratio= watches= first_ms= rss_mb= stalled= stalled_elsewhere= upstream_p50_ms= apiserver=
+  bench-e2e: ips= subnets=1 c=1 floor_p50_ms= p50_ms= p99_ms= ratio= probe_p50_ms= module_share= cpu_ms= probe_cpu_ms= restart_p50_ms= conflict_p50_ms= c8_p50_ms= c8_p99_ms= rss_mb= stalled= upstream_p50_ms= apiserver=
+  bench-e2e: i15 ips= subnets=1 free_p50_ms= restart_p50_ms= conflict_p50_ms= rss_mb= watches= upstream_free_p50_ms= upstream_restart_p50_ms= apiserver=
+
+`p50_ms` is the free static-IP pod with the lists, `module_share` =
+(p50_ms - probe_p50_ms) / p50_ms: what the module's own work adds.
 
 A request with no answer within --stall-s (10 s: deploy/'s webhook
 timeoutSeconds, after which the API server refuses the request) is stalled:
@@ -478,6 +498,10 @@ def spread_phase(args, module):
             plan.append((name, name, [phase.body(name)], args.requests // args.rounds, {}))
         plan.insert(2, ("probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE)],
                         args.requests // args.rounds, {}))
+        plan.insert(3, ("i15 free", "pod-static-ip-free", [phase.body("pod-static-ip-free", I15)],
+                        args.requests // args.rounds, {}))
+        plan.insert(4, ("i15 probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE_I15)],
+                        args.requests // args.rounds, {}))
         for key, name, bodies, _, _ in plan:
             runner.warm(name, bodies)
         runner.rounds(plan, args.rounds)
@@ -488,7 +512,8 @@ def spread_phase(args, module):
         # First touch of many subnets (cold watch caches), then the spread
         # steady state: every request a static-IP pod in another subnet, each
         # with a free address of its own subnet (bench-data's layout: subnet j
-        # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on).
+        # is 10.0.0.0 + j * 2^14 /18, its IPs from .2 on), to the policy as
+        # shipped (I15: the Subnet's cache, no IP-object cache).
         touch = args.subnets if args.touch_subnets is None else args.touch_subnets
         stalled_touch = []
         free = phase.by_name["pod-static-ip-free"]
@@ -499,7 +524,7 @@ def spread_phase(args, module):
             def in_subnet(j):
                 address = str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(free_ip)) + (j << 14)))
                 req = base.replace('"subnet-0"', f'"subnet-{j}"').replace(f'"{free_ip}"', f'"{address}"')
-                return phase.pid_of["pod-static-ip-free"], review_body(json.loads(req))
+                return I15, review_body(json.loads(req))
 
             bodies = [in_subnet(j) for j in range(touch)]
             before = api_requests(phase.standin)
@@ -559,10 +584,12 @@ def spread_phase(args, module):
         floor = runner.summary("floor", c)["p50"]
         f = runner.summary("pod-static-ip-free", c)
         probe = runner.summary("probe", c)["p50"]
+        i15 = runner.summary("i15 free", c)
         print(
             f"bench-e2e: ips={args.ips} subnets={args.subnets} c={c} floor_p50_ms={floor:.2f} p50_ms={f['p50']:.2f} "
             f"p99_ms={f['p99']:.2f} ratio={f['p50'] / floor:.2f} probe_p50_ms={probe:.2f} "
             f"module_share={(f['p50'] - probe) / f['p50']:.2f} api_requests_per_decision={f['api']:.3f} "
+            f"i15_p50_ms={i15['p50']:.2f} i15_p99_ms={i15['p99']:.2f} i15_ratio={i15['p50'] / floor:.2f} "
             f"watches={watches} first_ms={first_ms or float('nan'):.0f} rss_mb={rss:.0f} "
             f"stalled={len(stalled_touch)} stalled_elsewhere={sum(n for _, n in runner.stalled_elsewhere)} "
             f"upstream_p50_ms={up[c]['p50'] if up else float('nan'):.2f} apiserver={phase.standin.name}",

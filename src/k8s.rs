@@ -7,3 +7,4 @@ pub mod fake;
 pub mod kinds;
 pub mod names;
 pub mod objects;
+pub mod scan;

@@ -20,6 +20,7 @@ use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace, Service, Subnet,
     SubnetByName, Vpc, VpcReferrer,
 };
+use crate::k8s::scan;
 use crate::upstream::go_strconv::go_quote;
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
@@ -668,6 +669,12 @@ fn ips_of_subnet(
     addresses: &[IpAddr],
     into: &mut Vec<Ip>,
 ) -> Result<(), LookupError> {
+    // Most lists hold none of the addresses: their items need not be read.
+    if let Some(head) = scan::head_without_holders(raw, addresses)
+        && decode_list_kept(&kinds::IP, &head, |_: IgnoredAny| None::<Ip>).is_ok()
+    {
+        return Ok(());
+    }
     let kept = decode_list_kept(&kinds::IP, raw, |ip: IpRef<'_>| {
         (ip.spec.subnet.as_ref() == subnet && ip.holds_any(addresses)).then(|| ip.to_owned())
     })?;
@@ -932,7 +939,7 @@ mod tests {
     }
 
     #[test]
-    fn a_list_answer_that_is_not_a_list_is_refused_whatever_is_kept() {
+    fn a_list_answer_that_is_not_a_list_is_refused_whatever_it_holds() {
         let why = |raw: &str| kept(raw, "net1", &["10.0.0.1"]).expect_err(raw);
         let prefix =
             "cannot list kubeovn.io/v1 IP: error deserializing list all resources response: ";
@@ -963,12 +970,130 @@ mod tests {
                 ip_list("5"),
                 "items: invalid type: integer `5`, expected a sequence at line 1 column 90",
             ),
+            // An item that may hold the address is read in full.
             (
-                ip_list(r#"[{"spec":{"subnet":7}}]"#),
+                ip_list(r#"[{"spec":{"subnet":7,"ipAddress":"10.0.0.1"}}]"#),
                 "items[0].spec.subnet: invalid type: integer `7`, expected a string at line 1 column 109",
+            ),
+            (
+                ip_list(r#"[{"spec":{"ipAddress":7}}]"#),
+                "items[0].spec.ipAddress: invalid type: integer `7`, expected a string at line 1 column 112",
+            ),
+            (
+                ip_list(r#"[{"spec":{"ipAddress":"10.0.0.1"}}"#),
+                "expected `,` or `]` at line 1 column 124",
             ),
         ] {
             assert_eq!(why(&raw), format!("{prefix}{message}"), "{raw}");
+        }
+    }
+
+    #[test]
+    fn items_that_cannot_hold_an_address_asked_for_are_not_read() {
+        // No key an IP holds an address in carries one asked for: the items
+        // are not decoded, so what else they hold is not judged.
+        let raw = ip_list(&format!(
+            r#"[{},{{"spec":{{"subnet":7,"v4IpAddress":"10.0.0.8"}}}}]"#,
+            ip_item("a", "net1", "10.0.0.1")
+        ));
+        assert_eq!(kept(&raw, "net1", &["10.0.0.2"]), Ok(vec![]));
+        assert!(kept(&raw, "net1", &["10.0.0.8"]).is_err());
+    }
+
+    mod scanned_as_decoded {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Address texts an IP object may carry, in many forms of a few addresses.
+        const TEXTS: [&str; 14] = [
+            "10.0.0.5",
+            "10.0.0.50",
+            "110.0.0.5",
+            "10.0.0.5/24",
+            " 10.0.0.5",
+            "10.0.0.05",
+            "::ffff:10.0.0.5",
+            "::ffff:a00:5",
+            "fd00::5",
+            "FD00:0::5",
+            "fd00::5/64",
+            "10.0.0.5,fd00::5",
+            "",
+            "not-an-ip",
+        ];
+
+        fn item(subnet: &str, key: &str, text: &str) -> String {
+            format!(
+                r#"{{"metadata":{{"name":"{text}"}},"spec":{{"subnet":"{subnet}","{key}":"{text}"}}}}"#
+            )
+        }
+
+        proptest! {
+            /// The scan never changes what is kept: every list gives what
+            /// decoding all of its items gives.
+            #[test]
+            fn whatever_the_list(
+                items in proptest::collection::vec(
+                    (0..2usize, 0..3usize, 0..TEXTS.len()), 0..6),
+                asked in proptest::collection::vec(0..4usize, 0..3),
+            ) {
+                let keys = ["ipAddress", "v4IpAddress", "v6IpAddress"];
+                let raw = ip_list(&format!("[{}]", items.iter()
+                    .map(|&(s, k, t)| item(["net1", "net2"][s], keys[k], TEXTS[t]))
+                    .collect::<Vec<_>>().join(",")));
+                let addresses: Vec<IpAddr> = asked.iter()
+                    .map(|&a| ["10.0.0.5", "fd00::5", "10.0.0.50", "::ffff:10.0.0.5"][a].parse().unwrap())
+                    .collect();
+                let mut scanned = Vec::new();
+                ips_of_subnet(raw.as_bytes(), "net1", &addresses, &mut scanned).unwrap();
+                let decoded = decode_list_kept(&kinds::IP, raw.as_bytes(), |ip: IpRef<'_>| {
+                    (ip.spec.subnet.as_ref() == "net1" && ip.holds_any(&addresses))
+                        .then(|| ip.metadata.name.to_string())
+                }).unwrap();
+                let names: Vec<String> = scanned.into_iter().map(|ip| ip.metadata.name).collect();
+                prop_assert_eq!(names, decoded);
+            }
+        }
+    }
+
+    #[test]
+    fn the_scan_finds_every_form_an_address_is_held_in() {
+        // Each list must give what decoding every item gives.
+        let with = |spec: &str| {
+            ip_list(&format!(
+                r#"[{},{{"metadata":{{"name":"x"}},"spec":{{"subnet":"net1",{spec}}}}}]"#,
+                ip_item("a", "net1", "10.0.0.1")
+            ))
+        };
+        for (raw, asked) in [
+            // Whitespace around the colon, a CIDR, a dual-stack pair.
+            (with(r#""ipAddress" : "10.0.0.5""#), "10.0.0.5"),
+            (with(r#""ipAddress":"10.0.0.5/24""#), "10.0.0.5"),
+            (with(r#""ipAddress":"10.0.0.5,fd00::5""#), "fd00::5"),
+            // IPv6 not as the request writes it.
+            (with(r#""v6IpAddress":"FD00:0:0::0005""#), "fd00::5"),
+            (with(r#""v4IpAddress":" 10.0.0.5 ""#), "10.0.0.5"),
+            // Escapes: the scan cannot see through them.
+            (with(r#""ip\u0041ddress":"10.0.0.5""#), "10.0.0.5"),
+            (with(r#""ipAddress":"10.0.0.\u0035""#), "10.0.0.5"),
+        ] {
+            let addresses: Vec<IpAddr> = vec![asked.parse().unwrap()];
+            let mut scanned = Vec::new();
+            let got = ips_of_subnet(raw.as_bytes(), "net1", &addresses, &mut scanned).map(|()| {
+                scanned
+                    .iter()
+                    .map(|ip| ip.metadata.name.clone())
+                    .collect::<Vec<_>>()
+            });
+            let decoded = decode_list_kept(&kinds::IP, raw.as_bytes(), |ip: IpRef<'_>| {
+                (ip.spec.subnet.as_ref() == "net1" && ip.holds_any(&addresses))
+                    .then(|| ip.metadata.name.to_string())
+            });
+            assert_eq!(
+                got.map_err(|e| e.to_string()),
+                decoded.map_err(|e| e.to_string()),
+                "{raw}"
+            );
         }
     }
 

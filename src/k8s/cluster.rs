@@ -958,9 +958,10 @@ mod tests {
                 r#"{"apiVersion":"kubeovn.io/v1","items":[]}"#.to_string(),
                 "missing field `kind`, expected IPList",
             ),
+            // Where the items are read (one may hold the address).
             (
-                ip_list("[]").replace(r#""items":[]"#, r#""items":[],"items":[]"#),
-                "items: duplicate field `items` at line 1 column 99",
+                ip_list(r#"[{"spec":{"ipAddress":"10.0.0.1"}}],"items":[]"#),
+                "items: duplicate field `items` at line 1 column 132",
             ),
             (
                 ip_list("[]").replace(r#""kind":"IPList""#, r#""kind":"IPList","kind":"IPList""#),

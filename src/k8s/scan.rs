@@ -67,15 +67,16 @@ fn may_be_one_of(value: &str, addresses: &[IpAddr], v4_texts: &[String]) -> bool
 }
 
 /// The list's head as `{<every key before items>,"items":[]}`, when the
-/// answer is `{..., "items": [...]}` with `items` its last key (as the
-/// policy-server writes a list: apiVersion, kind, metadata, items) and
-/// named once.
+/// answer is `{..., "items": [...]}` with `items` its last key, as the
+/// policy-server writes a list (apiVersion, kind, metadata, items). The
+/// items are not read, so neither is a second `items` key after them (the
+/// policy-server writes none).
 fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
     let key = b"\"items\"";
     let at = memmem::find(raw, key)?;
     let rest = skip_space(&raw[at + key.len()..]);
     let rest = skip_space(rest.strip_prefix(b":")?);
-    if !rest.starts_with(b"[") || memmem::find(rest, key).is_some() {
+    if !rest.starts_with(b"[") {
         return None;
     }
     let body = raw.trim_ascii_end().strip_suffix(b"}")?.trim_ascii_end();

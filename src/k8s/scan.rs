@@ -27,43 +27,32 @@ const ADDRESS_KEYS: [&[u8]; 3] = [b"\"ipAddress", b"\"v4IpAddress", b"\"v6IpAddr
 /// must be decoded in full (an item may hold one, the answer has an escape,
 /// or its shape is not the plain one the policy-server writes).
 pub fn head_without_holders(raw: &[u8], addresses: &[IpAddr]) -> Option<Vec<u8>> {
-    if memchr::memchr(b'\\', raw).is_some() {
-        return None;
-    }
     let head = plain_head(raw)?;
     let v4_texts: Vec<String> = addresses
         .iter()
         .filter(|a| a.is_ipv4())
         .map(IpAddr::to_string)
         .collect();
-    for at in memmem::find_iter(raw, b"Address\"") {
+    // One pass over the answer for both: a backslash (an escape) anywhere,
+    // and each `Address"` that ends a key.
+    for at in memchr::memchr2_iter(b'\\', b'A', raw) {
+        if raw[at] == b'\\' {
+            return None;
+        }
+        let Some(after) = raw[at..].strip_prefix(b"Address\"") else {
+            continue;
+        };
         let before = &raw[..at + "Address".len()];
         if !ADDRESS_KEYS.iter().any(|key| before.ends_with(key)) {
             continue;
         }
         // `null`, or a value of another type: the decoder says what it is.
-        let value = string_value(&raw[at + "Address\"".len()..])?;
+        let value = string_value(after)?;
         if may_be_one_of(value, addresses, &v4_texts) {
             return None;
         }
     }
     Some(head)
-}
-
-/// Whether `value` may hold one of `addresses` as an IP object's address
-/// field holds them (`held_addresses`: comma-separated, each parsed by
-/// `parse_item`). Without a `:` a value holds IPv4 addresses only, each
-/// written as Go's parser requires, in canonical dotted decimal (no leading
-/// zeros): it can hold one only if it contains that text, so most values
-/// are dismissed without being parsed.
-fn may_be_one_of(value: &str, addresses: &[IpAddr], v4_texts: &[String]) -> bool {
-    if !value.contains(':') && !v4_texts.iter().any(|text| value.contains(text.as_str())) {
-        return false;
-    }
-    value
-        .split(',')
-        .filter_map(parse_item)
-        .any(|a| addresses.contains(&a))
 }
 
 /// The list's head as `{<every key before items>,"items":[]}`, when the
@@ -88,14 +77,40 @@ fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
     Some(head)
 }
 
+/// Whether `value` may hold one of `addresses` as an IP object's address
+/// field holds them (`held_addresses`: comma-separated, each parsed by
+/// `parse_item`). Without a `:` a value holds IPv4 addresses only, each
+/// written as Go's parser requires, in canonical dotted decimal (no leading
+/// zeros): it can hold one only if it contains that text, so most values
+/// are dismissed without being parsed. The checks are plain loops: values
+/// are a few bytes long, and there are three per IP object.
+fn may_be_one_of(value: &[u8], addresses: &[IpAddr], v4_texts: &[String]) -> bool {
+    if !value.contains(&b':') && !v4_texts.iter().any(|text| contains(value, text.as_bytes())) {
+        return false;
+    }
+    // Not UTF-8: the decoder says so.
+    let Ok(value) = std::str::from_utf8(value) else {
+        return true;
+    };
+    value
+        .split(',')
+        .filter_map(parse_item)
+        .any(|a| addresses.contains(&a))
+}
+
+/// Whether `needle` occurs in the short `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.len() >= needle.len() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// The string a key's `:` introduces, without its quotes; `None` when the
 /// value is not a string.
-fn string_value(after_key: &[u8]) -> Option<&str> {
+fn string_value(after_key: &[u8]) -> Option<&[u8]> {
     let rest = skip_space(after_key);
     let rest = skip_space(rest.strip_prefix(b":")?);
     let rest = rest.strip_prefix(b"\"")?;
-    let end = memchr::memchr(b'"', rest)?;
-    std::str::from_utf8(&rest[..end]).ok()
+    let end = rest.iter().position(|&b| b == b'"')?;
+    Some(&rest[..end])
 }
 
 fn skip_space(bytes: &[u8]) -> &[u8] {

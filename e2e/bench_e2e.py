@@ -745,6 +745,8 @@ def main():
         args.delay_list_ms = DEFAULT_DELAY_MS if args.delay_list_ms is None else args.delay_list_ms
     if args.rounds < 1:
         parser.error("--rounds: at least 1")
+    if any(n < 10 for n in args.hot_ips):
+        parser.error("--hot-ips: at least 10 IP objects in the hot subnet (none: no hot phase)")
     if shutil.which(args.policy_server) is None:
         sys.exit(f"{args.policy_server}: not found")
     module = Path(args.policy).resolve()

@@ -221,9 +221,10 @@ annotated-policy.wasm: policy.wasm metadata.yml README.md
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
 	kwctl annotate -m metadata.yml -u README.md -o annotated-policy.wasm policy.wasm
 
-artifacthub-pkg.yml: metadata.yml
+artifacthub-pkg.yml: metadata.yml docs/artifacthub-install.md scripts/artifacthub-install.py
 	@command -v kwctl >/dev/null || { echo "$(KWCTL_MISSING)"; exit 1; }
 	kwctl scaffold artifacthub --metadata-path metadata.yml --output artifacthub-pkg.yml
+	python3 scripts/artifacthub-install.py artifacthub-pkg.yml
 
 conformance-kwctl:
 	$(call guard,$@,kwctl)
@@ -375,7 +376,8 @@ e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 CONTROLLER_SERVES := $(and $(call found,kwctl),$(call found,policy-server))
 e2e-controller-run: cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm)
 	python3 e2e/controller_e2e.py --controller "$$(command -v kubewarden-controller)" \
-		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm)
+		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm \
+		--kwctl "$$(command -v kwctl)")
 
 # audit-scanner, run once against policy-server, reports the workloads that
 # conflicted before the policy was installed (e2e/audit_e2e.py).

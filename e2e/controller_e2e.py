@@ -96,11 +96,13 @@ import time
 import traceback
 import urllib.request
 import ssl
+
+import yaml
 from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controlplane import ControlPlane, _die_with_parent, free_port  # noqa: E402
+from controlplane import ControlPlane, _die_with_parent, free_port, stop_process  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from policy_server import wait_ready  # noqa: E402
 from webhooks import (  # noqa: E402
@@ -138,8 +140,24 @@ FINALIZER = "kubewarden.io/finalizer"
 DEFAULT_POLICY_SERVER = {
     "apiVersion": "policies.kubewarden.io/v1", "kind": "PolicyServer",
     "metadata": {"name": "default"},
-    "spec": {"image": "ghcr.io/kubewarden/adm-controller/policy-server:v1.37.2", "replicas": 1},
+    "spec": {"image": "ghcr.io/kubewarden/adm-controller/policy-server:v1.37.2", "replicas": 1,
+             "serviceAccountName": "policy-server"},
 }
+# Its ServiceAccount's permissions as the kubewarden-defaults chart grants
+# them (values.yaml `policyServer.permissions`, templates/policy-server-rbac.yaml):
+# nothing in kubeovn.io.
+DEFAULT_POLICY_SERVER_RBAC = [
+    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "policy-server", "namespace": NAMESPACE}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+     "metadata": {"name": "kubewarden-context-watcher"},
+     "rules": [{"apiGroups": [""], "resources": ["namespaces", "pods", "services"], "verbs": ["get", "list", "watch"]},
+               {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["get", "list", "watch"]},
+               {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "kubewarden-context-watcher"},
+     "subjects": [{"kind": "ServiceAccount", "name": "policy-server", "namespace": NAMESPACE}],
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubewarden-context-watcher"}},
+]
 # Probe policies: the rendering paths deploy/ does not take.
 PROBES = [
     {
@@ -610,6 +628,8 @@ class Suite:
                    done.stderr.strip())
         if done.returncode != 0:
             raise SystemExit(1)
+        for obj in DEFAULT_POLICY_SERVER_RBAC:
+            self.apply(obj)
         self.apply(DEFAULT_POLICY_SERVER)
         for probe in PROBES:
             self.apply(probe)
@@ -759,66 +779,80 @@ class Suite:
 
     # --- serving through the controller's webhooks ---------------------
 
-    def serve(self):
+    def start_policy_server(self, name, folder, keep=None):
+        """policy-server for PolicyServer `name` as the controller configured
+        it: its policies.yml (only `keep`'s entries, when given; each
+        `module` replaced by the local file), certificate, the Deployment's
+        environment and ServiceAccount, on this machine's first non-loopback
+        IPv4 address, with the EndpointSlice the endpointslice controller
+        would write for its Service. None when there is no such address."""
         address = global_ipv4()
         if address is None:
-            self.notes.append("serve: not run: no IPv4 address outside 127.0.0.0/8 (an EndpointSlice may not name loopback)")
-            return
-        serve = self.folder / "serve"
-        serve.mkdir()
-        secret = self.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/policy-server-kube-ovn")
-        (serve / "tls.crt").write_bytes(base64.b64decode(secret["data"]["tls.crt"]))
-        (serve / "tls.key").write_bytes(base64.b64decode(secret["data"]["tls.key"]))
-        cm = self.get(f"/api/v1/namespaces/{NAMESPACE}/configmaps/policy-server-kube-ovn")
+            self.notes.append(f"serve {name}: not run: no IPv4 address outside 127.0.0.0/8 "
+                              "(an EndpointSlice may not name loopback)")
+            return None
+        folder.mkdir()
+        full = f"policy-server-{name}"
+        secret = self.get(f"/api/v1/namespaces/{NAMESPACE}/secrets/{full}")
+        (folder / "tls.crt").write_bytes(base64.b64decode(secret["data"]["tls.crt"]))
+        (folder / "tls.key").write_bytes(base64.b64decode(secret["data"]["tls.key"]))
+        cm = self.get(f"/api/v1/namespaces/{NAMESPACE}/configmaps/{full}")
         policies = json.loads(cm["data"]["policies.yml"])
+        if keep is not None:
+            policies = {k: v for k, v in policies.items() if k in keep}
         for entry in policies.values():
             entry["module"] = f"file://{Path(self.args.module).resolve()}"
-        (serve / "policies.yml").write_text(json.dumps(policies))
-        deployment = self.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/policy-server-kube-ovn")
+        (folder / "policies.yml").write_text(json.dumps(policies))
+        deployment = self.get(f"/apis/apps/v1/namespaces/{NAMESPACE}/deployments/{full}")
         container = deployment["spec"]["template"]["spec"]["containers"][0]
         # The Deployment's environment, but for the files and ports, which
         # the command line names here.
         replaced = {"KUBEWARDEN_CERT_FILE", "KUBEWARDEN_KEY_FILE", "KUBEWARDEN_PORT", "KUBEWARDEN_READINESS_PROBE_PORT",
                     "KUBEWARDEN_POLICIES_DOWNLOAD_DIR", "KUBEWARDEN_POLICIES", "KUBEWARDEN_SIGSTORE_CACHE_DIR"}
         env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e and e["name"] not in replaced}
-        self.notes.append(f"serve: policy-server with the Deployment's env {sorted(env)}")
-        sa_kubeconfig = serve / "sa.kubeconfig"
+        self.notes.append(f"serve {name}: policy-server with the Deployment's env {sorted(env)}")
+        sa_kubeconfig = folder / "sa.kubeconfig"
         self.cp.service_account_kubeconfig(NAMESPACE, deployment["spec"]["template"]["spec"]["serviceAccountName"],
                                            sa_kubeconfig)
         # policy-server binds its readiness probe to --addr too.
         port, ready = free_port_on(address), free_port_on(address)
-        log = open(serve / "policy-server.log", "w")
+        log = open(folder / "policy-server.log", "w")
         proc = subprocess.Popen(
             [self.args.policy_server, "--addr", address, "--port", str(port), "--readiness-probe-port", str(ready),
-             "--policies", str(serve / "policies.yml"), "--cert-file", str(serve / "tls.crt"),
-             "--key-file", str(serve / "tls.key"), "--policies-download-dir", str(serve),
-             "--sigstore-cache-dir", str(serve / "sigstore"), "--workers", "2", "--log-no-color"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=serve, preexec_fn=_die_with_parent,
+             "--policies", str(folder / "policies.yml"), "--cert-file", str(folder / "tls.crt"),
+             "--key-file", str(folder / "tls.key"), "--policies-download-dir", str(folder),
+             "--sigstore-cache-dir", str(folder / "sigstore"), "--workers", "2", "--log-no-color"],
+            stdout=log, stderr=subprocess.STDOUT, cwd=folder, preexec_fn=_die_with_parent,
             env=dict(os.environ, **env, KUBECONFIG=str(sa_kubeconfig), RUST_BACKTRACE="1", NO_COLOR="1"),
         )
+        log.close()
         self.procs.append(proc)
         try:
-            wait_ready(proc, ready, lambda: (serve / "policy-server.log").read_text()[-3000:], host=address)
-            service = self.get(f"/api/v1/namespaces/{NAMESPACE}/services/policy-server-kube-ovn")
+            wait_ready(proc, ready, lambda: (folder / "policy-server.log").read_text()[-3000:], host=address)
+            service = self.get(f"/api/v1/namespaces/{NAMESPACE}/services/{full}")
             port_name = service["spec"]["ports"][0]["name"]
             self.apply({
                 "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
-                "metadata": {"name": "policy-server-kube-ovn-e2e", "namespace": NAMESPACE,
-                             "labels": {"kubernetes.io/service-name": "policy-server-kube-ovn",
+                "metadata": {"name": f"{full}-e2e", "namespace": NAMESPACE,
+                             "labels": {"kubernetes.io/service-name": full,
                                         "endpointslice.kubernetes.io/managed-by": "kop-e2e"}},
                 "addressType": "IPv4",
                 "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
                 "ports": [{"name": port_name, "port": port, "protocol": "TCP"}],
             })
-            self.seed_demo(serve)
+        except BaseException:
+            stop_process(proc)
+            raise
+        return proc
+
+    def serve(self):
+        proc = self.start_policy_server("kube-ovn", self.folder / "serve")
+        if proc is None:
+            return
+        try:
+            self.seed_demo(self.folder / "serve")
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            log.close()
+            stop_process(proc)
 
     def seed_demo(self, folder):
         ip = {
@@ -858,6 +892,104 @@ class Suite:
                    "pod-static.yaml is refused with the conflict message",
                    done.returncode != 0 and done.stderr.strip() == want, f"exit {done.returncode}, {done.stderr.strip()!r}")
 
+    # --- Artifact Hub's install box ---------------------------------------
+
+    def scaffold(self):
+        """`kwctl scaffold manifest` as Artifact Hub's install text gives it,
+        applied unchanged but for its module (the registry reference the
+        text names), on the PolicyServer `default`, whose ServiceAccount has
+        the chart's default permissions and none in kubeovn.io. deploy/'s
+        policies and the probes are deleted first. Without and with
+        `--allow-context-aware`: kube-ovn-controller creates an IP object and
+        a pod without static IP is created, both at once; a static-IP pod is
+        refused (at once without lookups, at the webhook timeout with them:
+        its list of IP objects is forbidden)."""
+        names = [p["metadata"]["name"] for p in self.policies]
+        self.kubectl("delete", "clusteradmissionpolicies", *names, "--wait=true", timeout=120)
+        self.wait_for("deploy/'s webhooks removed",
+                      lambda: all(self.get(webhook_path(p)) is None for p in self.policies), 60)
+        meta = yaml.safe_load((ROOT / "metadata.yml").read_text())["annotations"]
+        module = f"registry://{meta['io.kubewarden.policy.ociUrl']}:v{meta['io.kubewarden.policy.version']}"
+        self.cp.ensure_namespace("default")
+        for n, flags in enumerate(([], ["--allow-context-aware"])):
+            variant = "with --allow-context-aware" if flags else "without --allow-context-aware"
+            done = subprocess.run(
+                [self.args.kwctl, "scaffold", "manifest", "-t", "ClusterAdmissionPolicy", *flags,
+                 f"file://{Path(self.args.module).resolve()}"], capture_output=True, text=True, timeout=60)
+            if done.returncode != 0:
+                raise RuntimeError(f"kwctl scaffold manifest: {done.stderr.strip()}")
+            policy = yaml.safe_load(done.stdout)
+            policy["spec"]["module"] = module
+            self.apply(policy)
+            self.wait_for(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
+                self.get(policy_path(policy["metadata"]["name"])) or {}).get("status", {}).get("policyStatus")
+                == "active", self.args.timeout)
+            hook = self.get(webhook_path(policy))["webhooks"][0]
+            groups = sorted({g for r in hook["rules"] for g in r["apiGroups"]})
+            self.check(f"scaffold {variant}: its webhook names no Kube-OVN kind",
+                       "kubeovn.io" not in groups and policy["spec"]["rules"] and hook["rules"],
+                       f"apiGroups {groups}, failurePolicy {hook['failurePolicy']}, "
+                       f"contextAwareResources {len(policy['spec'].get('contextAwareResources', []))}")
+            proc = self.start_policy_server("default", self.folder / f"scaffold-{n}", keep={policy_id(policy)})
+            if proc is None:
+                return
+            try:
+                self.scaffold_requests(variant, n, flags)
+            finally:
+                stop_process(proc)
+            self.kubectl("delete", "clusteradmissionpolicy", policy["metadata"]["name"], "--wait=true", timeout=120)
+            self.wait_for("the scaffolded policy's webhook removed", lambda: self.get(webhook_path(policy)) is None, 60)
+
+    def create(self, path, obj, **kw):
+        started = time.monotonic()
+        code, body, _ = self.api.request("POST", path, obj, timeout=40, **kw)
+        return code, (body or {}).get("message", "") if code >= 300 else "", time.monotonic() - started
+
+    def scaffold_requests(self, variant, n, flags):
+        def pod(name, annotations=None):
+            return {"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
+                    "spec": {"containers": [{"name": "app", "image": "docker.io/library/nginx:alpine"}]}}
+
+        pods = "/api/v1/namespaces/default/pods"
+        # Until the API server has learnt the EndpointSlice, the webhook
+        # call fails ("no endpoints available") and, failurePolicy Fail, so
+        # does the pod.
+        deadline = time.monotonic() + 30
+        while True:
+            code, message, _ = self.create(pods, pod(f"probe-{n}"), params={"dryRun": "All"})
+            if code == 201 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        ip = {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": f"scaffold-{n}.default"},
+              "spec": {"podName": f"scaffold-{n}", "namespace": "default", "subnet": "ovn-default",
+                       "ipAddress": f"10.16.0.{50 + n}", "v4IpAddress": f"10.16.0.{50 + n}", "podType": "",
+                       "attachSubnets": [], "attachIps": [], "macAddress": "", "containerID": "", "nodeName": ""}}
+        code, message, seconds = self.create("/apis/kubeovn.io/v1/ips", ip,
+                                             user="system:serviceaccount:kube-system:ovn",
+                                             groups=["system:serviceaccounts", "system:authenticated"])
+        self.notes.append(f"scaffold {variant}: IP object by kube-ovn-controller: {code} in {seconds * 1000:.0f} ms")
+        self.check(f"scaffold {variant}: kube-ovn-controller creates a pod's IP object at once",
+                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
+        code, message, seconds = self.create(pods, pod(f"plain-{n}"))
+        self.check(f"scaffold {variant}: a pod without static IP is created at once",
+                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
+        code, message, seconds = self.create(pods, pod(f"static-{n}", {"ovn.kubernetes.io/ip_address": "10.16.0.90"}))
+        self.notes.append(f"scaffold {variant}: static-IP pod: {code} in {seconds:.2f} s: {message}")
+        if flags:
+            # The policy may look up, its ServiceAccount may not list IP
+            # objects: the evaluation waits (docs/missing-rbac.md) and the API
+            # server gives up after the webhook's timeoutSeconds (10 s).
+            ok = code >= 400 and "context deadline exceeded" in message and seconds >= 9
+        else:
+            # No contextAwareResources: policy-server refuses every lookup.
+            ok = code >= 400 and "has not been granted access to Kubernetes" in message and seconds < 2
+        self.check(f"scaffold {variant}: a static-IP pod is refused "
+                   f"{'at the webhook timeout' if flags else 'at once'}", ok, f"{code} in {seconds:.2f} s {message}")
+        code, message, seconds = self.create(pods, pod(f"plain-after-{n}"))
+        self.check(f"scaffold {variant}: then a pod without static IP is still created at once",
+                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
+
     def stop(self):
         if self.rollout:
             self.rollout.stop()
@@ -876,6 +1008,7 @@ def main():
     parser.add_argument("--controller", required=True, help="Kubewarden's controller (cmd/controller)")
     parser.add_argument("--policy-server", help="policy-server, to serve the controller's configuration")
     parser.add_argument("--module", help="the policy module for policy-server (annotated-policy.wasm)")
+    parser.add_argument("--kwctl", help="kwctl, to scaffold a manifest as Artifact Hub's install text says")
     parser.add_argument("--timeout", type=float, default=90, help="seconds to wait for the controller")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
@@ -901,6 +1034,10 @@ def main():
                 suite.compare_policies_yml()
                 if args.policy_server and args.module:
                     suite.serve()
+                    if args.kwctl:
+                        suite.scaffold()
+                    else:
+                        suite.notes.append("scaffold: not run: no --kwctl")
                 else:
                     suite.notes.append("serve: not run: no --policy-server and --module (make e2e-controller "
                                        "passes them where policy-server and kwctl are found)")

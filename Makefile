@@ -366,7 +366,7 @@ e2e-cluster: policy.wasm cluster-bin kop-serve
 	python3 e2e/cluster_e2e.py policy.wasm --server target/host/kop-serve
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
-	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)"
+	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"
 
 # Kubewarden's controller, out of cluster against the same control plane,
 # renders deploy/'s policies; its webhook configurations and policies.yml

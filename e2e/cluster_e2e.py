@@ -19,7 +19,10 @@ Tests, each with exact expectations:
 - cases: every conformance case replayed as real objects (e2e/replay.py);
 - exclusions: matchConditions and the exclusions as shipped;
 - failure: the failure policy with the webhook server stopped, and hung;
-- rbac: scripts/preflight.sh, then one grant removed at a time.
+- rbac: scripts/preflight.sh, then one grant removed at a time;
+- scaffold: the manifest Artifact Hub's install text makes (e2e/scaffold.py)
+  on the PolicyServer `default`'s permissions, without and with
+  --allow-context-aware (last: it removes deploy/'s webhooks).
 The last line is `N passed, N failed`.
 """
 
@@ -45,7 +48,13 @@ from controlplane import ControlPlane, stop_process  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from policy_server import free_port, make_certificate, wait_ready  # noqa: E402
 from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
-from webhooks import load_cluster_admission_policies, render_policies_yml, render_webhook  # noqa: E402
+from webhooks import (  # noqa: E402
+    load_cluster_admission_policies,
+    policy_id,
+    render_policies_yml,
+    render_webhook,
+)
+import scaffold  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -501,6 +510,42 @@ class Suite:
                    not got["allowed"] and got["code"] == 400 and "forbidden" in (got["message"] or "").lower(), got["raw"])
 
 
+    def test_scaffold(self):
+        """Artifact Hub's install box (e2e/scaffold.py): deploy/'s webhooks
+        removed, the scaffolded policy's rendered (webhooks.py) and served on
+        its own with the PolicyServer `default`'s ServiceAccount and the
+        chart's default permissions. Last: deploy/ is not restored."""
+        for policy in self.policies:
+            self.kubectl("delete", "validatingwebhookconfiguration", "clusterwide-" + policy["metadata"]["name"])
+        for obj in scaffold.RBAC:
+            self.kubectl_apply(obj)
+        kubeconfig = self.folder / "scaffold.kubeconfig"
+        self.cp.service_account_kubeconfig(NAMESPACE, scaffold.SERVICE_ACCOUNT, kubeconfig)
+        for n, (variant, flags) in enumerate(scaffold.VARIANTS):
+            policy, how, same = scaffold.manifest(flags, self.args.module, self.args.kwctl)
+            self.notes.append(f"scaffold {variant}: {how}")
+            if same is not None:
+                self.check(f"scaffold {variant}: kwctl's manifest is the one built from metadata.yml where kwctl "
+                           "is not found", same, json.dumps(policy))
+            folder = self.folder / f"scaffold-{n}"
+            folder.mkdir()
+            server = WebhookServer(self.args.server, Path(self.args.module).resolve(), folder, kubeconfig, [policy])
+            server.start()
+            try:
+                pid = policy_id(policy)
+                webhook = render_webhook(policy, url=server.url(pid),
+                                         ca_bundle=base64.b64encode(server.cert.read_bytes()).decode())
+                self.kubectl_apply(webhook)
+                rules = webhook["webhooks"][0]["rules"]
+                groups = sorted({g for r in rules for g in r["apiGroups"]})
+                self.check(f"scaffold {variant}: its webhook names no Kube-OVN kind",
+                           "kubeovn.io" not in groups and bool(rules), f"apiGroups {groups}")
+                scaffold.check_requests(self, variant, n, context_aware=bool(flags))
+            finally:
+                server.stop()
+                self.kubectl("delete", "validatingwebhookconfiguration", policy_id(policy))
+
+
 def settings_of(key):
     """A settings group's settings for the server: None (deploy/'s own) for the defaults."""
     return None if key == "{}" else json.loads(key)
@@ -550,11 +595,13 @@ def main():
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
     parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
-    parser.add_argument("--only", action="append", help="run only these tests (seed, ippool, cases, exclusions, failure, rbac)")
+    parser.add_argument("--only", action="append",
+                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, scaffold)")
+    parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "scaffold"]
     folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
     started = time.monotonic()
     suite = None

@@ -96,14 +96,13 @@ import time
 import traceback
 import urllib.request
 import ssl
-
-import yaml
 from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from controlplane import ControlPlane, _die_with_parent, free_port, stop_process  # noqa: E402
 from kubeapi import Api  # noqa: E402
+import scaffold  # noqa: E402
 from policy_server import wait_ready  # noqa: E402
 from webhooks import (  # noqa: E402
     dump_policies_yml,
@@ -141,23 +140,8 @@ DEFAULT_POLICY_SERVER = {
     "apiVersion": "policies.kubewarden.io/v1", "kind": "PolicyServer",
     "metadata": {"name": "default"},
     "spec": {"image": "ghcr.io/kubewarden/adm-controller/policy-server:v1.37.2", "replicas": 1,
-             "serviceAccountName": "policy-server"},
+             "serviceAccountName": scaffold.SERVICE_ACCOUNT},
 }
-# Its ServiceAccount's permissions as the kubewarden-defaults chart grants
-# them (values.yaml `policyServer.permissions`, templates/policy-server-rbac.yaml):
-# nothing in kubeovn.io.
-DEFAULT_POLICY_SERVER_RBAC = [
-    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "policy-server", "namespace": NAMESPACE}},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-     "metadata": {"name": "kubewarden-context-watcher"},
-     "rules": [{"apiGroups": [""], "resources": ["namespaces", "pods", "services"], "verbs": ["get", "list", "watch"]},
-               {"apiGroups": ["networking.k8s.io"], "resources": ["ingresses"], "verbs": ["get", "list", "watch"]},
-               {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-     "metadata": {"name": "kubewarden-context-watcher"},
-     "subjects": [{"kind": "ServiceAccount", "name": "policy-server", "namespace": NAMESPACE}],
-     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubewarden-context-watcher"}},
-]
 # Probe policies: the rendering paths deploy/ does not take.
 PROBES = [
     {
@@ -628,7 +612,7 @@ class Suite:
                    done.stderr.strip())
         if done.returncode != 0:
             raise SystemExit(1)
-        for obj in DEFAULT_POLICY_SERVER_RBAC:
+        for obj in scaffold.RBAC:
             self.apply(obj)
         self.apply(DEFAULT_POLICY_SERVER)
         for probe in PROBES:
@@ -895,31 +879,21 @@ class Suite:
     # --- Artifact Hub's install box ---------------------------------------
 
     def scaffold(self):
-        """`kwctl scaffold manifest` as Artifact Hub's install text gives it,
-        applied unchanged but for its module (the registry reference the
-        text names), on the PolicyServer `default`, whose ServiceAccount has
-        the chart's default permissions and none in kubeovn.io. deploy/'s
-        policies and the probes are deleted first. Without and with
-        `--allow-context-aware`: kube-ovn-controller creates an IP object and
-        a pod without static IP is created, both at once; a static-IP pod is
-        refused (at once without lookups, at the webhook timeout with them:
-        its list of IP objects is forbidden)."""
+        """Artifact Hub's install box (e2e/scaffold.py): the manifest `kwctl
+        scaffold manifest` prints, applied unchanged but for its module,
+        through the controller's webhooks onto the PolicyServer `default`,
+        after deploy/'s policies and the probes are deleted; then served."""
         names = [p["metadata"]["name"] for p in self.policies]
         self.kubectl("delete", "clusteradmissionpolicies", *names, "--wait=true", timeout=120)
         self.wait_for("deploy/'s webhooks removed",
                       lambda: all(self.get(webhook_path(p)) is None for p in self.policies), 60)
-        meta = yaml.safe_load((ROOT / "metadata.yml").read_text())["annotations"]
-        module = f"registry://{meta['io.kubewarden.policy.ociUrl']}:v{meta['io.kubewarden.policy.version']}"
         self.cp.ensure_namespace("default")
-        for n, flags in enumerate(([], ["--allow-context-aware"])):
-            variant = "with --allow-context-aware" if flags else "without --allow-context-aware"
-            done = subprocess.run(
-                [self.args.kwctl, "scaffold", "manifest", "-t", "ClusterAdmissionPolicy", *flags,
-                 f"file://{Path(self.args.module).resolve()}"], capture_output=True, text=True, timeout=60)
-            if done.returncode != 0:
-                raise RuntimeError(f"kwctl scaffold manifest: {done.stderr.strip()}")
-            policy = yaml.safe_load(done.stdout)
-            policy["spec"]["module"] = module
+        for n, (variant, flags) in enumerate(scaffold.VARIANTS):
+            policy, how, same = scaffold.manifest(flags, self.args.module, self.args.kwctl)
+            self.notes.append(f"scaffold {variant}: {how}")
+            if same is not None:
+                self.check(f"scaffold {variant}: kwctl's manifest is the one built from metadata.yml where kwctl "
+                           "is not found", same, json.dumps(policy))
             self.apply(policy)
             self.wait_for(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
                 self.get(policy_path(policy["metadata"]["name"])) or {}).get("status", {}).get("policyStatus")
@@ -927,68 +901,18 @@ class Suite:
             hook = self.get(webhook_path(policy))["webhooks"][0]
             groups = sorted({g for r in hook["rules"] for g in r["apiGroups"]})
             self.check(f"scaffold {variant}: its webhook names no Kube-OVN kind",
-                       "kubeovn.io" not in groups and policy["spec"]["rules"] and hook["rules"],
+                       "kubeovn.io" not in groups and bool(hook["rules"]),
                        f"apiGroups {groups}, failurePolicy {hook['failurePolicy']}, "
                        f"contextAwareResources {len(policy['spec'].get('contextAwareResources', []))}")
             proc = self.start_policy_server("default", self.folder / f"scaffold-{n}", keep={policy_id(policy)})
             if proc is None:
                 return
             try:
-                self.scaffold_requests(variant, n, flags)
+                scaffold.check_requests(self, variant, n, context_aware=bool(flags))
             finally:
                 stop_process(proc)
             self.kubectl("delete", "clusteradmissionpolicy", policy["metadata"]["name"], "--wait=true", timeout=120)
             self.wait_for("the scaffolded policy's webhook removed", lambda: self.get(webhook_path(policy)) is None, 60)
-
-    def create(self, path, obj, **kw):
-        started = time.monotonic()
-        code, body, _ = self.api.request("POST", path, obj, timeout=40, **kw)
-        return code, (body or {}).get("message", "") if code >= 300 else "", time.monotonic() - started
-
-    def scaffold_requests(self, variant, n, flags):
-        def pod(name, annotations=None):
-            return {"apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": name, "namespace": "default", "annotations": annotations or {}},
-                    "spec": {"containers": [{"name": "app", "image": "docker.io/library/nginx:alpine"}]}}
-
-        pods = "/api/v1/namespaces/default/pods"
-        # Until the API server has learnt the EndpointSlice, the webhook
-        # call fails ("no endpoints available") and, failurePolicy Fail, so
-        # does the pod.
-        deadline = time.monotonic() + 30
-        while True:
-            code, message, _ = self.create(pods, pod(f"probe-{n}"), params={"dryRun": "All"})
-            if code == 201 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
-        ip = {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": f"scaffold-{n}.default"},
-              "spec": {"podName": f"scaffold-{n}", "namespace": "default", "subnet": "ovn-default",
-                       "ipAddress": f"10.16.0.{50 + n}", "v4IpAddress": f"10.16.0.{50 + n}", "podType": "",
-                       "attachSubnets": [], "attachIps": [], "macAddress": "", "containerID": "", "nodeName": ""}}
-        code, message, seconds = self.create("/apis/kubeovn.io/v1/ips", ip,
-                                             user="system:serviceaccount:kube-system:ovn",
-                                             groups=["system:serviceaccounts", "system:authenticated"])
-        self.notes.append(f"scaffold {variant}: IP object by kube-ovn-controller: {code} in {seconds * 1000:.0f} ms")
-        self.check(f"scaffold {variant}: kube-ovn-controller creates a pod's IP object at once",
-                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
-        code, message, seconds = self.create(pods, pod(f"plain-{n}"))
-        self.check(f"scaffold {variant}: a pod without static IP is created at once",
-                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
-        code, message, seconds = self.create(pods, pod(f"static-{n}", {"ovn.kubernetes.io/ip_address": "10.16.0.90"}))
-        self.notes.append(f"scaffold {variant}: static-IP pod: {code} in {seconds:.2f} s: {message}")
-        if flags:
-            # The policy may look up, its ServiceAccount may not list IP
-            # objects: the evaluation waits (docs/missing-rbac.md) and the API
-            # server gives up after the webhook's timeoutSeconds (10 s).
-            ok = code >= 400 and "context deadline exceeded" in message and seconds >= 9
-        else:
-            # No contextAwareResources: policy-server refuses every lookup.
-            ok = code >= 400 and "has not been granted access to Kubernetes" in message and seconds < 2
-        self.check(f"scaffold {variant}: a static-IP pod is refused "
-                   f"{'at the webhook timeout' if flags else 'at once'}", ok, f"{code} in {seconds:.2f} s {message}")
-        code, message, seconds = self.create(pods, pod(f"plain-after-{n}"))
-        self.check(f"scaffold {variant}: then a pod without static IP is still created at once",
-                   code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
 
     def stop(self):
         if self.rollout:

@@ -34,7 +34,7 @@ The lines it ends each phase with:
 
   bench-e2e: ips= subnets= c=8 floor_p50_ms= p50_ms= p99_ms= ratio= probe_p50_ms= module_share= api_requests_per_decision= i15_p50_ms= i15_p99_ms= i15_ratio= watches= first_ms= rss_mb= stalled= stalled_elsewhere= upstream_p50_ms= apiserver=
   bench-e2e: ips= subnets=1 c=1 floor_p50_ms= p50_ms= p99_ms= ratio= probe_p50_ms= module_share= cpu_ms= probe_cpu_ms= restart_p50_ms= conflict_p50_ms= c8_p50_ms= c8_p99_ms= rss_mb= stalled= upstream_p50_ms= apiserver=
-  bench-e2e: i15 ips= subnets=1 free_p50_ms= restart_p50_ms= conflict_p50_ms= rss_mb= watches= upstream_free_p50_ms= upstream_restart_p50_ms= apiserver=
+  bench-e2e: i15 ips= subnets=1 free_p50_ms= restart_p50_ms= restart_probe_p50_ms= apiserver_get_p50_ms= conflict_p50_ms= rss_mb= watches= upstream_free_p50_ms= upstream_restart_p50_ms= apiserver=
 
 `p50_ms` is the free static-IP pod with the lists, `module_share` =
 (p50_ms - probe_p50_ms) / p50_ms: what the module's own work adds.
@@ -83,7 +83,7 @@ DEFAULT_DELAY_MS = 2.0
 DEFAULT_STALL_S = 10.0
 # The static-IP policy of deploy/ as measured (useSubnetStatus: false), as shipped (I15), and the probes.
 LISTS, I15 = "clusterwide-kube-ovn-static-ip", "clusterwide-kube-ovn-static-ip-i15"
-PROBE, PROBE_I15 = "clusterwide-probe", "clusterwide-probe-i15"
+PROBE, PROBE_I15, PROBE_RESTART = "clusterwide-probe", "clusterwide-probe-i15", "clusterwide-probe-i15-restart"
 
 
 class Stalled(Exception):
@@ -172,6 +172,10 @@ class RemoteStandIn:
     def snapshot(self):
         with urllib.request.urlopen(self.url + "/standin/stats", timeout=30) as r:
             return json.loads(r.read())
+
+    def get_seconds(self):
+        """The API server's own time per GET: kube-apiserver's audit log only."""
+        return []
 
     def stop(self):
         self.proc.terminate()
@@ -305,14 +309,23 @@ class Phase:
         policies[I15]["namespacedName"]["Name"] += "-i15"
         static["settings"] = dict(shipped, useSubnetStatus=False)
         free = self.by_name["pod-static-ip-free"]["request"]
-        for pid, settings in ((PROBE, static["settings"]), (PROBE_I15, shipped)):
-            calls = host_calls(args.kop_run, module, free, self.cluster, settings, top)
+        restart = self.by_name["pod-restart"]["request"]
+        for pid, settings, request in ((PROBE, static["settings"], free), (PROBE_I15, shipped, free),
+                                       (PROBE_RESTART, shipped, restart)):
+            calls = host_calls(args.kop_run, module, request, self.cluster, settings, top)
+            if pid == PROBE_RESTART:
+                # Each restart fetches its own pod's IP object: the probe too.
+                own = json.dumps(f"{restart['name']}.{restart['namespace']}")
+                calls = [dict(c, payload=json.loads(json.dumps(c["payload"]).replace(own, '"{name}.{namespace}"')))
+                         for c in calls]
+                if "{name}" not in json.dumps(calls):
+                    raise RuntimeError(f"the restart's calls do not fetch its own IP object {own}: {calls}")
             probe = copy.deepcopy(static)
             probe["namespacedName"]["Name"] = pid.removeprefix("clusterwide-")
             probe["module"] = f"file://{Path(args.probe).resolve()}"
             probe["settings"] = {"calls": calls}
             policies[pid] = probe
-        self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15)}
+        self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15, PROBE_RESTART)}
         self.pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in self.requests}
         cert, key = make_certificate(top)
         if args.apiserver == KUBE_APISERVER:
@@ -330,7 +343,7 @@ class Phase:
         print(f"bench-e2e: {self.ips} IPs in {self.subnets} subnet{'s' if self.subnets != 1 else ''}, served by the "
               f"{self.standin.name}; {self.latency}; policy-server ready in {self.server.startup:.2f} s, "
               f"{args.workers} workers; probe calls {self.probe_calls[PROBE]} (lists), "
-              f"{self.probe_calls[PROBE_I15]} (I15)", flush=True)
+              f"{self.probe_calls[PROBE_I15]} (I15), {self.probe_calls[PROBE_RESTART]} (I15 restart)", flush=True)
 
     def body(self, name, pid=None):
         return pid or self.pid_of[name], review_body(self.by_name[name]["request"])
@@ -631,6 +644,18 @@ def hot_phase(args, module, ips):
         stalled += firsts["i15 conflict"] is None
         runner.rounds([("i15 conflict", "pod-static-ip-conflict", [phase.body("pod-static-ip-conflict", I15)],
                         count, {})], args.rounds)
+        # The restart's floor in this runtime: the probe making the same two
+        # host calls, each request fetching its own pod's IP object, beside
+        # more rounds of the policy (after the peak RSS of I15 was read). The
+        # policy-server keeps a GET's answer 5 s: each side re-creates pods
+        # the other has not fetched lately.
+        quarter = len(restarts) // 4
+        probe_restarts = phase.restarts(PROBE_RESTART)
+        gets_before = len(phase.standin.stats.get_seconds())
+        runner.rounds([("i15 restart", "pod-restart", restarts[quarter:] + restarts[:quarter], quick, {}),
+                       ("i15 restart probe", "pod-restart", probe_restarts[3 * quarter:] + probe_restarts[:3 * quarter],
+                        quick, {})], args.rounds)
+        get_ms = [s * 1000 for s in phase.standin.stats.get_seconds()[gets_before:]]
 
         lists = [("floor", "floor", [phase.body("floor")], quick, {}),
                  ("probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE)], count, {}),
@@ -644,7 +669,7 @@ def hot_phase(args, module, ips):
             runner.warm(name, bodies)
         runner.rounds(lists, args.rounds)
         rss = peak_rss_mb(phase.server.proc.pid)
-        runner.table(["i15 free", "i15 restart", "i15 conflict"] + [key for key, *_ in lists])
+        runner.table(["i15 free", "i15 restart", "i15 restart probe", "i15 conflict"] + [key for key, *_ in lists])
         print(f"with the lists too: policy-server peak RSS {rss:.0f} MiB, watches held "
               f"{phase.standin.stats.snapshot()['watches_open']}, first free (lists) "
               f"{first_lists or float('nan'):.0f} ms")
@@ -680,6 +705,8 @@ def hot_phase(args, module, ips):
             f"bench-e2e: i15 ips={ips} subnets=1 "
             f"free_p50_ms={runner.summary('i15 free', 1)['p50']:.2f} "
             f"restart_p50_ms={runner.summary('i15 restart', 1)['p50']:.2f} "
+            f"restart_probe_p50_ms={runner.summary('i15 restart probe', 1)['p50']:.2f} "
+            f"apiserver_get_p50_ms={percentile(get_ms, 0.5):.2f} "
             f"conflict_p50_ms={runner.summary('i15 conflict', 1)['p50']:.2f} rss_mb={rss_i15:.0f} "
             f"watches={watches_i15} upstream_free_p50_ms={up.get('free', nan):.2f} "
             f"upstream_restart_p50_ms={up.get('restart', nan):.2f} apiserver={phase.standin.name}",

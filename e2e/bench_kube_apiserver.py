@@ -30,6 +30,7 @@ import shutil
 import threading
 import time
 import urllib.parse
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -93,6 +94,7 @@ class AuditCounter:
         self.counts = {}
         self.started = set()
         self.watches_open = self.watches_peak = 0
+        self.gets = []  # seconds from request received to response complete, per GET
         self.lock = threading.Lock()
 
     def snapshot(self):
@@ -108,6 +110,12 @@ class AuditCounter:
             for line in chunk[:end].splitlines():
                 self._event(json.loads(line))
             return dict(self.counts, watches_open=self.watches_open, watches_peak=self.watches_peak)
+
+    def get_seconds(self):
+        """The API server's own time of every GET so far, in the log's order."""
+        self.snapshot()
+        with self.lock:
+            return list(self.gets)
 
     def _event(self, event):
         if event.get("user", {}).get("username") != USER or not event.get("objectRef"):
@@ -127,6 +135,9 @@ class AuditCounter:
                     self.counts["watch"] = self.counts.get("watch", 0) + 1
         elif stage in ("ResponseComplete", "Panic"):
             self.counts[verb] = self.counts.get(verb, 0) + 1
+            if verb == "get" and stage == "ResponseComplete":
+                received = datetime.fromisoformat(event["requestReceivedTimestamp"])
+                self.gets.append((datetime.fromisoformat(event["stageTimestamp"]) - received).total_seconds())
 
 
 class KubeApiServer:

@@ -5,10 +5,12 @@
 //! recorded from kube-ovn-policy's own evaluation of a request). For every
 //! request it makes exactly those calls, in order, reads none of their
 //! answers, and accepts. Whatever a decision of the policy costs beyond the
-//! probe's is the module's own work: decoding and checking.
+//! probe's is the module's own work: decoding and checking. In a payload,
+//! `{name}` and `{namespace}` stand for the request's own (a pod's IP object
+//! is `<pod>.<namespace>`): each request then fetches its own object, as the
+//! policy does, and not one the policy-server keeps for 5 s.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use wapc_guest::{CallResult, register_function};
 
@@ -39,8 +41,17 @@ struct Settings<'a> {
 struct ValidationRequest<'a> {
     #[serde(borrow)]
     settings: Settings<'a>,
-    #[allow(dead_code)]
-    request: IgnoredAny,
+    #[serde(borrow)]
+    request: Request<'a>,
+}
+
+/// What of the AdmissionRequest a payload may name; the rest is skipped.
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(borrow, default)]
+    name: &'a str,
+    #[serde(borrow, default)]
+    namespace: &'a str,
 }
 
 fn validate(payload: &[u8]) -> CallResult {
@@ -48,12 +59,22 @@ fn validate(payload: &[u8]) -> CallResult {
         Ok(request) => request,
         Err(e) => return Ok(reject(&format!("probe: cannot read the request: {e}"))),
     };
+    let own = &request.request;
     for call in &request.settings.calls {
+        let raw = call.payload.get();
+        let payload = if raw.contains("{name}") || raw.contains("{namespace}") {
+            std::borrow::Cow::Owned(
+                raw.replace("{name}", own.name)
+                    .replace("{namespace}", own.namespace),
+            )
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        };
         let answer = wapc_guest::host_call(
             "kubewarden",
             "kubernetes",
             &call.operation,
-            call.payload.get().as_bytes(),
+            payload.as_bytes(),
         );
         if let Err(e) = answer {
             return Ok(reject(&format!("probe: {} failed: {e}", call.operation)));

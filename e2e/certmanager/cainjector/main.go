@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,27 +26,31 @@ import (
 
 	cmscheme "github.com/cert-manager/cert-manager/pkg/client/clientset/versioned/scheme"
 	"github.com/cert-manager/cert-manager/pkg/controller/cainjector"
+	"github.com/cert-manager/cert-manager/pkg/util"
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the API server")
+	// controller-runtime registers --kubeconfig itself (and reads KUBECONFIG).
 	klog.InitFlags(nil)
 	flag.Parse()
 	ctrl.SetLogger(klog.NewKlogr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *kubeconfig); err != nil {
+	if err := run(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "cert-manager cainjector:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func run(ctx context.Context) error {
+	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
 	}
+	// The injector's field manager is taken from the user agent
+	// ("cert-manager-cainjector"), as in cert-manager's own cainjector.
+	cfg = util.RestConfigWithUserAgent(cfg, "cainjector")
 	scheme := runtime.NewScheme()
 	utilruntime.Must(kscheme.AddToScheme(scheme))
 	utilruntime.Must(cmscheme.AddToScheme(scheme))

@@ -1,7 +1,8 @@
 //go:build tools
 
-// cert-manager's CRDs (deploy/crds) are read from this module's copy in
-// GOMODCACHE by e2e/certs_e2e.py; this import keeps the module in go.mod.
+// The module whose deploy/crds e2e/certs_e2e.py reads in GOMODCACHE (`go
+// list -m -json github.com/cert-manager/cert-manager` in this folder names
+// its Dir); ./controller and ./cainjector import it too.
 package tools
 
 import (

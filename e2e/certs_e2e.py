@@ -51,8 +51,6 @@ import time
 import traceback
 from pathlib import Path
 
-import yaml
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane, _die_with_parent  # noqa: E402
@@ -365,8 +363,7 @@ class Suite:
 
     def copy(self, label="copy"):
         """The documented copy step, run as documented (kubectl get | kubectl apply)."""
-        template = COPY_TEMPLATE
-        get = self.kubectl("-n", NS, "get", "secret", SOURCE_SECRET, "-o", f"go-template={template}")
+        get = self.kubectl("-n", NS, "get", "secret", SOURCE_SECRET, "-o", f"go-template={COPY_TEMPLATE}")
         if get.returncode != 0:
             raise RuntimeError(f"{label}: kubectl get: {get.stderr}")
         done = self.kubectl("apply", "--server-side", "--field-manager=kubewarden-ca-copy", "--force-conflicts",
@@ -405,8 +402,11 @@ class Suite:
         cert = kubewarden_ca_certificate(name="direct", secret=CA_SECRET)
         cert["metadata"]["namespace"] = ns
         self.apply(cert)
-        # Either it becomes Ready or cert-manager reports why not.
-        time.sleep(8)
+        # Either it becomes Ready or, after 30 s, cert-manager's conditions,
+        # events and log say why not.
+        deadline = time.monotonic() + 30
+        while self.condition(ns, "direct").get("status") != "True" and time.monotonic() < deadline:
+            time.sleep(0.3)
         cond = self.condition(ns, "direct")
         issuing = self.condition(ns, "direct", "Issuing")
         s = self.secret(ns, CA_SECRET)
@@ -481,7 +481,6 @@ class Suite:
     # --- Kubewarden's controller -----------------------------------------------
 
     def controller_part(self):
-        from controller_e2e import Suite as ControllerSuite  # noqa: F401 - see ControllerRun
         ControllerRun(self).run()
 
 
@@ -514,7 +513,7 @@ class ControllerRun:
     # The controller's own webhook server certificate, signed with the copied
     # CA, as the chart signs it (genSignedCertWithKey with kubewarden-ca).
     def webhook_cert(self):
-        s, ce = self.s, None
+        s = self.s
         s.write("ca.crt", s.ca_crt)
         s.write("ca.key", s.ca_key)
         dns = "kubewarden-controller-webhook-service.kubewarden.svc"

@@ -382,6 +382,21 @@ class Suite:
         s = self.secret(NS, CA_SECRET)
         self.check("copy: kubewarden-ca is type Opaque, as the chart's (a kubernetes.io/tls Secret would need "
                    "tls.crt and tls.key)", s.get("type") == "Opaque", str(s.get("type")))
+        # The documented ownership metadata for Helm's adoption, then the
+        # copy once more (as after a renewal): the metadata must survive it.
+        for cmd in (["label", "secret", CA_SECRET, "app.kubernetes.io/managed-by=Helm"],
+                    ["annotate", "secret", CA_SECRET, "meta.helm.sh/release-name=admission-controller",
+                     "meta.helm.sh/release-namespace=kubewarden"]):
+            done = self.kubectl("-n", NS, *cmd)
+            if done.returncode != 0:
+                raise RuntimeError(f"kubectl {cmd[0]}: {done.stderr}")
+        self.copy("copy after adoption")
+        meta = self.secret(NS, CA_SECRET)["metadata"]
+        self.check("copy again after the Helm labels and annotations: they stay",
+                   (meta.get("labels") or {}).get("app.kubernetes.io/managed-by") == "Helm"
+                   and (meta.get("annotations") or {}).get("meta.helm.sh/release-name") == "admission-controller"
+                   and (meta.get("annotations") or {}).get("meta.helm.sh/release-namespace") == "kubewarden",
+                   f"labels {meta.get('labels')}")
 
     def direct_target(self):
         """A Certificate whose secretName is kubewarden-ca itself, against a

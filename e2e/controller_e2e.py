@@ -74,6 +74,14 @@ the certificate as `policy-server-kube-ovn.kubewarden.svc` against the
 controller's caBundle, and the seed's demo (`kubectl apply -f
 test_data/pod-static.yaml`) is refused with the conflict message, verbatim.
 
+Where kwctl is given too (--kwctl), Artifact Hub's install box follows
+(e2e/scaffold.py): deploy/'s policies and the probes are deleted, the manifest
+`kwctl scaffold manifest` prints is applied through the controller's
+webhooks onto the PolicyServer `default` (ServiceAccount `policy-server` with
+the kubewarden-defaults chart's permissions, nothing in kubeovn.io) and
+served; kube-ovn-controller's IP object and a plain pod must be created at
+once, a static-IP pod refused, without and with --allow-context-aware.
+
 Everything runs in temporary folders, removed at the end; every process is
 stopped. The last line is `N passed, N failed`.
 """

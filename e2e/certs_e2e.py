@@ -562,22 +562,9 @@ class ControllerRun:
         if not hasattr(self, "webhook_port"):
             self.webhook_port, self.probe_port = ce.free_port(), ce.free_port()
         started = time.monotonic()
-        s.start("kubewarden-controller", [
-            s.args.controller, f"--deployments-namespace={NS}",
-            "--webhook-service-name=kubewarden-controller-webhook-service",
-            f"--webhook-server-port={self.webhook_port}",
-            f"--health-probe-bind-address=127.0.0.1:{self.probe_port}",
-            "--metrics-bind-address=0", "--always-accept-admission-reviews-on-deployments-namespace",
-            "--zap-log-level=info"], env={"TMPDIR": str(tmp)})
-
-        def ready():
-            import urllib.request
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.probe_port}/readyz", timeout=2) as r:
-                    return r.status == 200
-            except OSError:
-                return False
-        s.wait("the controller's /readyz", ready, 60)
+        s.start("kubewarden-controller", ce.controller_command(s.args.controller, self.webhook_port, self.probe_port),
+                env={"TMPDIR": str(tmp)})
+        s.wait("the controller's /readyz", lambda: ce.controller_ready(self.probe_port), 60)
         # The chart renders its own webhooks' caBundle from kubewarden-ca at
         # install (and at each `helm upgrade`): the CA that signed tls.crt.
         s.apply(*ce.controller_webhooks(self.webhook_port, self.webhook_ca))

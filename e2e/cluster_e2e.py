@@ -522,11 +522,7 @@ class Suite:
         kubeconfig = self.folder / "scaffold.kubeconfig"
         self.cp.service_account_kubeconfig(NAMESPACE, scaffold.SERVICE_ACCOUNT, kubeconfig)
         for n, (variant, flags) in enumerate(scaffold.VARIANTS):
-            policy, how, same = scaffold.manifest(flags, self.args.module, self.args.kwctl)
-            self.notes.append(f"scaffold {variant}: {how}")
-            if same is not None:
-                self.check(f"scaffold {variant}: kwctl's manifest is the one built from metadata.yml where kwctl "
-                           "is not found", same, json.dumps(policy))
+            policy = scaffold.scaffolded(self, variant, flags, self.args.module, self.args.kwctl)
             folder = self.folder / f"scaffold-{n}"
             folder.mkdir()
             server = WebhookServer(self.args.server, Path(self.args.module).resolve(), folder, kubeconfig, [policy])

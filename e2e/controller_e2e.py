@@ -292,6 +292,30 @@ def global_ipv4():
     return None
 
 
+def controller_command(binary, webhook_port, probe_port):
+    """The controller's command line: the chart's flags (cmd/controller/main.go)
+    but --leader-elect, free ports for its webhook server and probes, no metrics."""
+    return [
+        binary,
+        f"--deployments-namespace={NAMESPACE}",
+        f"--webhook-service-name={WEBHOOK_SERVICE}",
+        f"--webhook-server-port={webhook_port}",
+        f"--health-probe-bind-address=127.0.0.1:{probe_port}",
+        "--metrics-bind-address=0",
+        "--always-accept-admission-reviews-on-deployments-namespace",
+        "--zap-log-level=info",
+    ]
+
+
+def controller_ready(probe_port):
+    """Whether the controller's /readyz answers 200."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=2) as r:
+            return r.status == 200
+    except OSError:
+        return False
+
+
 def controller_webhooks(port, ca_pem):
     """The controller's own webhooks for the kinds deploy/ uses, as the chart
     registers them (templates/webhooks.yaml), by URL instead of Service."""
@@ -564,31 +588,14 @@ class Suite:
         (certs / "tls.crt").write_bytes(pki["tls.crt"])
         (certs / "tls.key").write_bytes(pki["tls.key"])
         self.webhook_port, probe_port = free_port(), free_port()
-        args = [
-            self.args.controller,
-            f"--deployments-namespace={NAMESPACE}",
-            f"--webhook-service-name={WEBHOOK_SERVICE}",
-            f"--webhook-server-port={self.webhook_port}",
-            f"--health-probe-bind-address=127.0.0.1:{probe_port}",
-            "--metrics-bind-address=0",
-            "--always-accept-admission-reviews-on-deployments-namespace",
-            "--zap-log-level=info",
-        ]
+        args = controller_command(self.args.controller, self.webhook_port, probe_port)
         env = dict(os.environ, KUBECONFIG=str(self.cp.kubeconfig), TMPDIR=str(tmp))
         self.controller_log = open(self.folder / "controller.log", "w")
         self.controller = subprocess.Popen(args, stdout=self.controller_log, stderr=subprocess.STDOUT, env=env,
                                            cwd=self.folder, preexec_fn=_die_with_parent)
         self.procs.append(self.controller)
         started = time.monotonic()
-
-        def ready():
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=2) as r:
-                    return r.status == 200
-            except OSError:
-                return False
-
-        self.wait_for("the controller's /readyz", ready, 60)
+        self.wait_for("the controller's /readyz", lambda: controller_ready(probe_port), 60)
         # The webhook server answers once the manager has started it.
         ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
 
@@ -897,11 +904,7 @@ class Suite:
                       lambda: all(self.get(webhook_path(p)) is None for p in self.policies), 60)
         self.cp.ensure_namespace("default")
         for n, (variant, flags) in enumerate(scaffold.VARIANTS):
-            policy, how, same = scaffold.manifest(flags, self.args.module, self.args.kwctl)
-            self.notes.append(f"scaffold {variant}: {how}")
-            if same is not None:
-                self.check(f"scaffold {variant}: kwctl's manifest is the one built from metadata.yml where kwctl "
-                           "is not found", same, json.dumps(policy))
+            policy = scaffold.scaffolded(self, variant, flags, self.args.module, self.args.kwctl)
             self.apply(policy)
             self.wait_for(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
                 self.get(policy_path(policy["metadata"]["name"])) or {}).get("status", {}).get("policyStatus")

@@ -15,6 +15,7 @@ serves it). Where kwctl is not found, the manifest is built from
 metadata.yml as manifest.rs builds it, and says so.
 """
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -80,6 +81,18 @@ def manifest(flags, module, kwctl=None):
     policy = yaml.safe_load(done.stdout)
     policy["spec"]["module"] = registry_module()
     return policy, "kwctl scaffold manifest", policy == built
+
+
+def scaffolded(suite, variant, flags, module, kwctl):
+    """The variant's manifest (`manifest`), noted in `suite`; where kwctl made
+    it, checked against the one built from metadata.yml, which stands in for
+    kwctl where it is not found."""
+    policy, how, same = manifest(flags, module, kwctl)
+    suite.notes.append(f"scaffold {variant}: {how}")
+    if same is not None:
+        suite.check(f"scaffold {variant}: kwctl's manifest is the one built from metadata.yml where kwctl "
+                    "is not found", same, json.dumps(policy))
+    return policy
 
 
 def pod(name, annotations=None):

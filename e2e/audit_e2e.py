@@ -50,9 +50,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checks import Checks  # noqa: E402
 from cluster_e2e import WebhookServer  # noqa: E402
 from controlplane import ControlPlane, _die_with_parent  # noqa: E402
-from kubeapi import Api  # noqa: E402
 from replay import Replayer  # noqa: E402
 from webhooks import load_cluster_admission_policies  # noqa: E402
 
@@ -120,23 +120,10 @@ EXPECTED_CLUSTER = [
 ]
 
 
-class Suite:
+class Suite(Checks):
     def __init__(self, args, cp, folder):
-        self.args, self.cp, self.folder = args, cp, folder
-        self.api = Api(cp.kubeconfig)
-        self.passed = self.failed = 0
-        self.notes = []
+        super().__init__(args, cp, folder)
         self.server = None
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            shown = f": {detail}" if detail and len(detail) <= 120 else ""
-            print(f"ok      {name}{shown}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}", flush=True)
-        return ok
 
     def kubectl(self, *args, timeout=60):
         cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *map(str, args)]

@@ -53,8 +53,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from checks import Checks  # noqa: E402
 from controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane, _die_with_parent  # noqa: E402
-from kubeapi import Api  # noqa: E402
 
 ROOT = HERE.parent
 CM_MODULE_DIR = HERE / "certmanager"
@@ -152,25 +152,15 @@ def module_dir():
     return Path(info["Dir"]), info["Version"]
 
 
-class Suite:
+class Suite(Checks):
+    SHOWN = 160
+
     def __init__(self, args, cp, folder):
-        self.args, self.cp, self.folder = args, cp, folder
-        self.api = Api(cp.kubeconfig)
-        self.passed = self.failed = 0
-        self.notes = []
+        super().__init__(args, cp, folder)
         self.procs = {}
         self.logs = {}
 
     # --- plumbing -----------------------------------------------------------
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            print(f"ok      {name}" + (f": {detail}" if detail and len(detail) <= 160 else ""), flush=True)
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}", flush=True)
-        return ok
 
     def note(self, text):
         self.notes.append(text)

@@ -43,9 +43,9 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checks import Checks  # noqa: E402
 from conformance_kwctl import case_files, compare  # noqa: E402
 from controlplane import ControlPlane, stop_process  # noqa: E402
-from kubeapi import Api  # noqa: E402
 from policy_server import free_port, make_certificate, wait_ready  # noqa: E402
 from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
 from webhooks import (  # noqa: E402
@@ -113,24 +113,8 @@ class WebhookServer:
         return f"https://127.0.0.1:{self.port}/validate/{policy_id}"
 
 
-class Suite:
-    def __init__(self, args, cp, folder):
-        self.args, self.cp, self.folder = args, cp, folder
-        self.api = Api(cp.kubeconfig)
-        self.passed = self.failed = 0
-        self.notes = []
-
-    # --- reporting -----------------------------------------------------
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            shown = f": {detail}" if detail and len(detail) <= 100 else ""
-            print(f"ok      {name}{shown}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}", flush=True)
-        return ok
+class Suite(Checks):
+    SHOWN = 100
 
     def kubectl(self, *args, user=None, cwd=None, timeout=60):
         cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *args]

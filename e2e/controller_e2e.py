@@ -108,8 +108,8 @@ from pathlib import Path
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from checks import Checks  # noqa: E402
 from controlplane import ControlPlane, _die_with_parent, free_port, stop_process  # noqa: E402
-from kubeapi import Api  # noqa: E402
 import scaffold  # noqa: E402
 from policy_server import wait_ready  # noqa: E402
 from webhooks import (  # noqa: E402
@@ -521,24 +521,11 @@ def pod_ready(pod):
                for c in (pod.get("status") or {}).get("conditions") or [])
 
 
-class Suite:
+class Suite(Checks):
     def __init__(self, args, cp, folder):
-        self.args, self.cp, self.folder = args, cp, folder
-        self.api = Api(cp.kubeconfig)
-        self.passed = self.failed = 0
-        self.notes = []
+        super().__init__(args, cp, folder)
         self.procs = []
         self.rollout = None
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-            shown = f": {detail}" if detail and len(detail) <= 120 else ""
-            print(f"ok      {name}{shown}", flush=True)
-        else:
-            self.failed += 1
-            print(f"FAILED  {name}: {detail}", flush=True)
-        return ok
 
     def kubectl(self, *args, timeout=60, cwd=None):
         cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *map(str, args)]

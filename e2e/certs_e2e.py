@@ -54,7 +54,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from checks import Checks  # noqa: E402
-from controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane, _die_with_parent  # noqa: E402
+from controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane, _die_with_parent, stop_process  # noqa: E402
 
 ROOT = HERE.parent
 CM_MODULE_DIR = HERE / "certmanager"
@@ -219,14 +219,7 @@ class Suite(Checks):
         return proc
 
     def stop(self, name):
-        proc = self.procs.pop(name, None)
-        if proc and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_process(self.procs.pop(name, None), 15)
 
     def stop_all(self):
         for name in list(self.procs)[::-1]:

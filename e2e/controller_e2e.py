@@ -916,13 +916,7 @@ class Suite(Checks):
         if self.rollout:
             self.rollout.stop()
         for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            stop_process(proc, 15)
 
 
 def main():

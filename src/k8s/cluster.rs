@@ -17,8 +17,8 @@ use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, Named, Namespace, Service, Subnet,
-    SubnetByName, Vpc, VpcReferrer,
+    ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, IptablesRuleSpec, Meta, Named,
+    Namespace, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
 };
 use crate::k8s::scan;
 use crate::upstream::go_strconv::go_quote;
@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 
@@ -92,6 +92,9 @@ impl std::fmt::Display for LookupError {
 
 /// The answer of a lookup.
 type Lookup<T> = Result<T, LookupError>;
+
+/// Every object of each NAT kind read by its labels, by kind.
+type LabelledKinds = RefCell<Vec<(&'static str, Lookup<Vec<LabelledRule>>)>>;
 
 /// What the checks may ask of the cluster.
 pub trait Cluster {
@@ -220,12 +223,11 @@ pub const SUBNET_GET_FIELD_MASKS: [&str; 7] = [
     "status.v6usingIPs",
 ];
 
-/// A Namespace is read for its annotations only: a mask that names no field
-/// outside `metadata` (which always comes whole) drops `spec` and `status`.
-pub const NAMESPACE_FIELD_MASKS: [&str; 1] = ["metadata"];
-
-/// Only an IPPool's existence is read: the same mask keeps nothing but its `metadata`.
-pub const IPPOOL_FIELD_MASKS: [&str; 1] = ["metadata"];
+/// Only `metadata` (which always comes whole): a mask that names no field
+/// outside it drops `spec` and `status`. Every Namespace is listed so
+/// (for its annotations), and every Subnet, for the names that a name taken
+/// from a request is resolved against.
+pub const METADATA_FIELD_MASKS: [&str; 1] = ["metadata"];
 
 /// The fields of every IPPool an IPPool CREATE or UPDATE compares itself
 /// with (I14): one watch cache of all pools, whatever the subnet asked
@@ -233,12 +235,14 @@ pub const IPPOOL_FIELD_MASKS: [&str; 1] = ["metadata"];
 /// `spec.subnet` is no field selector).
 pub const IPPOOL_LIST_FIELD_MASKS: [&str; 2] = ["spec.ips", "spec.subnet"];
 
-/// The fields kept of an object listed by its labels, for its name alone:
-/// the field its selector's label mirrors (no spec field is read), one set
-/// per kind so that each keeps one watch cache for such lists.
+/// The fields kept of the NAT kinds read by their labels: the field the
+/// labels mirror, and for IptablesDnatRule what its port check compares;
+/// one set per kind, so that each keeps one watch cache.
 fn labelled_field_masks(kind: &ApiResource) -> &'static [&'static str] {
     if *kind == kinds::IPTABLES_EIP {
         &["spec.natGwDp"]
+    } else if *kind == kinds::IPTABLES_DNAT_RULE {
+        &["spec.eip", "spec.protocol", "spec.type"]
     } else if kind.kind.starts_with("Ovn") {
         &["spec.ovnEip"]
     } else {
@@ -279,12 +283,20 @@ pub struct HostCluster<H: Host = Wapc> {
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
     ippools: OnceCell<Result<Vec<IpPool>, LookupError>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
-    /// Namespaces by name, as looked up.
-    namespaces: RefCell<Vec<(String, Lookup<Option<Namespace>>)>>,
+    /// Every Subnet, metadata only: the names a request's are resolved against.
+    subnet_names: OnceCell<Lookup<Vec<u8>>>,
+    /// Every Namespace, metadata only.
+    all_namespaces: OnceCell<Lookup<Vec<u8>>>,
+    /// Every IPPool, as [`Self::ippools`] reads them.
+    all_ippools: OnceCell<Lookup<Vec<u8>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
     named_subnets: RefCell<Vec<(String, Lookup<Option<Subnet>>)>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
     unlabelled_ips: RefCell<Option<Vec<u8>>>,
+    /// Every IP CR, read where a subnet named does not exist.
+    all_ips: RefCell<Option<Vec<u8>>>,
+    /// The NAT kinds read by their labels, every object of each.
+    labelled: LabelledKinds,
 }
 
 impl HostCluster<Wapc> {
@@ -308,9 +320,13 @@ impl<H: Host> HostCluster<H> {
             subnets: OnceCell::new(),
             ippools: OnceCell::new(),
             vpcs: OnceCell::new(),
-            namespaces: RefCell::default(),
+            subnet_names: OnceCell::new(),
+            all_namespaces: OnceCell::new(),
+            all_ippools: OnceCell::new(),
             named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
+            all_ips: RefCell::new(None),
+            labelled: RefCell::default(),
         }
     }
 
@@ -362,31 +378,103 @@ impl<H: Host> HostCluster<H> {
         decode_list::<T>(kind, &raw)
     }
 
-    /// An object of a cluster-scoped kind by name, from the policy-server's
-    /// watch cache: a list narrowed to the name by a field selector, not a
-    /// GET. Once that cache is filled the answer costs no API request (a GET
-    /// is one every time, cached for 5 s), and a missing object is an empty
-    /// list rather than an error text. The policy-server keeps one cache per
-    /// name asked for, so this is for kinds whose names are few (Subnets,
-    /// Namespaces, IPPools); a name that is not a valid object name cannot
-    /// exist and is not asked for.
-    fn get_cached<T>(
+    /// Every object of a cluster-scoped kind, as the bytes of one list
+    /// answer read once per evaluation: one watch cache in the policy-server
+    /// whatever the requests name.
+    fn kind_wide<'s>(
         &self,
+        cell: &'s OnceCell<Lookup<Vec<u8>>>,
         kind: &ApiResource,
-        name: &str,
         field_masks: &[&str],
-    ) -> Result<Option<T>, LookupError>
-    where
-        T: for<'a> Deserialize<'a>,
-    {
+    ) -> Lookup<&'s [u8]> {
+        cell.get_or_init(|| self.list_raw(kind, None, Some(field_masks)))
+            .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// The JSON text of an object of a cluster-scoped kind by a name taken
+    /// from a request, found in a list of every object of the kind
+    /// ([`Self::kind_wide`]): nothing is ever narrowed to a name that may
+    /// not exist (CONTRACT §4, bounded by what exists). A name that is not a
+    /// valid object name cannot exist and is not looked for.
+    fn named<'s>(
+        &self,
+        cell: &'s OnceCell<Lookup<Vec<u8>>>,
+        kind: &ApiResource,
+        field_masks: &[&str],
+        name: &str,
+    ) -> Lookup<Option<&'s [u8]>> {
         if !is_dns1123_subdomain(name) {
             return Ok(None);
         }
+        let fail = |e: LookupError| LookupError::get(kind, name, None, e.why);
+        let raw = self.kind_wide(cell, kind, field_masks).map_err(fail)?;
+        find_named(kind, raw, name).map_err(fail)
+    }
+
+    /// A Subnet by a name taken from a request: resolved against every
+    /// Subnet's name first, then read from a watch cache narrowed to that
+    /// name (a field selector), one per Subnet that exists. A Subnet's
+    /// record (I15) and CIDR are read on most static-IP decisions: a narrowed
+    /// cache answers one object, where every Subnet's would be hundreds.
+    fn subnet_by_name(&self, name: &str) -> Lookup<Option<Subnet>> {
+        if !self.subnet_exists(name)? {
+            return Ok(None);
+        }
         let selector = format!("metadata.name={name}");
-        self.list_selected(kind, None, Some(selector), Some(field_masks))
-            .and_then(|raw| decode_list::<T>(kind, &raw))
-            .map(|items| items.into_iter().next())
-            .map_err(|e| LookupError::get(kind, name, None, e.why))
+        self.list_selected(
+            &kinds::SUBNET,
+            None,
+            Some(selector),
+            Some(&SUBNET_GET_FIELD_MASKS),
+        )
+        .and_then(|raw| decode_list::<SubnetByName>(&kinds::SUBNET, &raw))
+        .map(|items| items.into_iter().next().map(Subnet::from))
+        .map_err(|e| LookupError::get(&kinds::SUBNET, name, None, e.why))
+    }
+
+    /// Whether a Subnet of that name exists, from every Subnet's metadata.
+    fn subnet_exists(&self, name: &str) -> Lookup<bool> {
+        self.named(
+            &self.subnet_names,
+            &kinds::SUBNET,
+            &METADATA_FIELD_MASKS,
+            name,
+        )
+        .map(|found| found.is_some())
+    }
+
+    /// The objects of a NAT kind carrying every one of these labels, each as
+    /// `keep` makes it: every object of the kind is listed once per
+    /// evaluation and filtered here, since the label values (a gateway's
+    /// name, an EIP's address) come from the request. A value that is not a
+    /// valid label value is carried by nothing.
+    fn labelled_rules<O>(
+        &self,
+        kind: &ApiResource,
+        labels: &[(&str, &str)],
+        keep: impl Fn(&LabelledRule) -> O,
+    ) -> Lookup<Vec<O>> {
+        if label_selector(labels).is_none() {
+            return Ok(Vec::new());
+        }
+        let mut known = self.labelled.borrow_mut();
+        let at = match known.iter().position(|(k, _)| *k == kind.kind) {
+            Some(at) => at,
+            None => {
+                let listed = self
+                    .list_raw(kind, None, Some(labelled_field_masks(kind)))
+                    .and_then(|raw| decode_list::<LabelledRule>(kind, &raw));
+                known.push((kind.kind, listed));
+                known.len() - 1
+            }
+        };
+        let rules = known[at].1.as_ref().map_err(Clone::clone)?;
+        Ok(rules
+            .iter()
+            .filter(|rule| rule.carries(labels))
+            .map(keep)
+            .collect())
     }
 
     /// Gets an object (`namespace` is `None` for a cluster-scoped kind);
@@ -433,7 +521,12 @@ impl<H: Host> HostCluster<H> {
             kind: kind.kind.to_string(),
             name: name.to_string(),
             namespace: namespace.map(str::to_string),
-            disable_cache: false,
+            // The policy-server's cache of GETs keeps every name it was
+            // asked for (Kubewarden 1.37, adm-controller#1950): only the
+            // fixed names (Service `default/kubernetes`, the NAT ConfigMaps)
+            // may enter it. A name taken from a request, or one per pod,
+            // is fetched afresh each time (CONTRACT §4).
+            disable_cache: !is_fixed_name(kind),
             field_masks: masks(field_masks),
         };
         let payload = serde_json::to_vec(&request).map_err(|e| fail(e.to_string()))?;
@@ -457,6 +550,13 @@ impl<H: Host> HostCluster<H> {
             ))),
         }
     }
+}
+
+/// Whether the objects of a kind are fetched by names fixed in the policy
+/// (never taken from a request), which may stay in the policy-server's
+/// cache of GETs.
+fn is_fixed_name(kind: &ApiResource) -> bool {
+    *kind == kinds::SERVICE || *kind == kinds::CONFIG_MAP
 }
 
 fn masks(field_masks: Option<&[&str]>) -> Option<BTreeSet<String>> {
@@ -661,25 +761,109 @@ where
     }
 }
 
-/// The IP CRs of `subnet` holding one of `addresses` in a raw IP list
-/// answer, read with borrowed strings; only those kept are copied.
+/// The IP CRs of `subnet` holding one of `addresses` (sorted) in a raw IP
+/// list answer, read with borrowed strings; only those kept are copied.
 fn ips_of_subnet(
     raw: &[u8],
     subnet: &str,
     addresses: &[IpAddr],
     into: &mut Vec<Ip>,
 ) -> Result<(), LookupError> {
-    // Most lists hold none of the addresses: their items need not be read.
-    if let Some(head) = scan::head_without_holders(raw, addresses)
-        && decode_list_kept(&kinds::IP, &head, |_: IgnoredAny| None::<Ip>).is_ok()
-    {
-        return Ok(());
-    }
-    let kept = decode_list_kept(&kinds::IP, raw, |ip: IpRef<'_>| {
+    let keep = |ip: IpRef<'_>| {
         (ip.spec.subnet.as_ref() == subnet && ip.holds_any(addresses)).then(|| ip.to_owned())
-    })?;
-    into.extend(kept);
+    };
+    // Most lists hold none of the addresses, and the others one or two:
+    // only the items that may hold one are read.
+    if let Some(found) = scan::holders(raw, addresses)
+        && decode_list_kept(&kinds::IP, &found.head, |_: IgnoredAny| None::<Ip>).is_ok()
+    {
+        let kept: Result<Vec<Ip>, _> = found
+            .items
+            .iter()
+            .filter_map(|item| decode::from_slice::<IpRef<'_>>(item).map(keep).transpose())
+            .collect();
+        // An item that does not decode: the whole list's decoding names it.
+        if let Ok(kept) = kept {
+            into.extend(kept);
+            return Ok(());
+        }
+    }
+    into.extend(decode_list_kept(&kinds::IP, raw, keep)?);
     Ok(())
+}
+
+/// The JSON text of the object named `name` in a `{Kind}List` answer of
+/// `kind`: searched for without decoding the list where it has the plain
+/// shape the policy-server writes (`scan::item_named`), else found by
+/// decoding every item's name. The list's head is checked either way.
+fn find_named<'r>(kind: &ApiResource, raw: &'r [u8], name: &str) -> Lookup<Option<&'r [u8]>> {
+    let head_ok = scan::plain_head(raw)
+        .is_some_and(|head| decode_list_kept(kind, &head, |_: IgnoredAny| None::<()>).is_ok());
+    if head_ok {
+        match scan::item_named(raw, kind.api_version, kind.kind, name) {
+            scan::Item::Absent => return Ok(None),
+            scan::Item::Found(item) => return Ok(Some(item)),
+            scan::Item::Unknown => {}
+        }
+    }
+    let mut error = None;
+    let found = decode_list_kept(
+        kind,
+        raw,
+        |item: decode::Raw<'r>| match decode::from_slice::<Named>(item.get().as_bytes()) {
+            Ok(named) => (named.metadata.name == name).then_some(item),
+            Err(e) => {
+                error.get_or_insert(e);
+                None
+            }
+        },
+    )?;
+    match (found.first(), error) {
+        (Some(item), _) => Ok(Some(item.get().as_bytes())),
+        (None, Some(e)) => Err(LookupError::list(
+            kind,
+            format!("error deserializing list all resources response: {e}"),
+        )),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A NAT object as a kind-wide list holds it: its name, its labels (what
+/// the checks select it by), and the spec fields the masks keep.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct LabelledRule {
+    metadata: LabelledMeta,
+    spec: IptablesRuleSpec,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+struct LabelledMeta {
+    name: String,
+    labels: BTreeMap<String, String>,
+}
+
+impl LabelledRule {
+    /// Whether it carries every one of these labels with that value, as the
+    /// API server's equality selector `k1=v1,k2=v2` matches it.
+    fn carries(&self, labels: &[(&str, &str)]) -> bool {
+        labels
+            .iter()
+            .all(|(key, value)| self.metadata.labels.get(*key).map(String::as_str) == Some(*value))
+    }
+}
+
+/// The addresses in order, without repeats, as the scans look them up.
+fn sorted(addresses: &[IpAddr]) -> Cow<'_, [IpAddr]> {
+    if addresses.windows(2).all(|w| w[0] < w[1]) {
+        Cow::Borrowed(addresses)
+    } else {
+        let mut owned = addresses.to_vec();
+        owned.sort_unstable();
+        owned.dedup();
+        Cow::Owned(owned)
+    }
 }
 
 /// `k1=v1,k2=v2`, or `None` when a value is no valid label value: no object
@@ -724,15 +908,23 @@ fn host_error_summary(text: &str) -> &str {
 }
 
 impl<H: Host> Cluster for HostCluster<H> {
-    /// With a subnet name that is a valid label value, two narrow lists: the
-    /// IP CRs labelled with the subnet, and those without the label at all
-    /// (an IP CR written by hand, before kube-ovn-controller labels it).
-    /// Otherwise the whole list.
+    /// For a Subnet that exists and whose name is a valid label value, two
+    /// lists: the IP CRs labelled with the subnet (one watch cache per such
+    /// Subnet), and those without the label at all (an IP CR written by
+    /// hand, before kube-ovn-controller labels it). Otherwise every IP CR:
+    /// a subnet that does not exist still has the IP CRs that name it
+    /// checked, as upstream checks them, without a watch cache for it.
     fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
+        let addresses = sorted(addresses);
         let mut found = Vec::new();
-        if !is_label_value(subnet) || subnet.is_empty() {
-            let raw = self.list_raw(&kinds::IP, None, Some(&IP_FIELD_MASKS))?;
-            ips_of_subnet(&raw, subnet, addresses, &mut found)?;
+        if !is_label_value(subnet) || subnet.is_empty() || !self.subnet_exists(subnet)? {
+            let mut all = self.all_ips.borrow_mut();
+            if all.is_none() {
+                *all = Some(self.list_raw(&kinds::IP, None, Some(&IP_FIELD_MASKS))?);
+            }
+            if let Some(raw) = all.as_deref() {
+                ips_of_subnet(raw, subnet, &addresses, &mut found)?;
+            }
             return Ok(found);
         }
         let labelled = self.list_raw(
@@ -740,7 +932,7 @@ impl<H: Host> Cluster for HostCluster<H> {
             Some(format!("{SUBNET_LABEL}={subnet}")),
             Some(&IP_FIELD_MASKS),
         )?;
-        ips_of_subnet(&labelled, subnet, addresses, &mut found)?;
+        ips_of_subnet(&labelled, subnet, &addresses, &mut found)?;
         let mut unlabelled = self.unlabelled_ips.borrow_mut();
         if unlabelled.is_none() {
             *unlabelled = Some(self.list_raw(
@@ -750,7 +942,7 @@ impl<H: Host> Cluster for HostCluster<H> {
             )?);
         }
         if let Some(raw) = unlabelled.as_deref() {
-            ips_of_subnet(raw, subnet, addresses, &mut found)?;
+            ips_of_subnet(raw, subnet, &addresses, &mut found)?;
         }
         Ok(found)
     }
@@ -763,24 +955,44 @@ impl<H: Host> Cluster for HostCluster<H> {
     }
 
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
-        let mut known = self.namespaces.borrow_mut();
-        if let Some((_, answer)) = known.iter().find(|(n, _)| n == name) {
-            return answer.clone();
-        }
-        let answer = self.get_cached::<Namespace>(&kinds::NAMESPACE, name, &NAMESPACE_FIELD_MASKS);
-        known.push((name.to_string(), answer.clone()));
-        answer
+        let found = self.named(
+            &self.all_namespaces,
+            &kinds::NAMESPACE,
+            &METADATA_FIELD_MASKS,
+            name,
+        )?;
+        found
+            .map(|item| {
+                decode::from_slice::<Namespace>(item).map_err(|e| {
+                    LookupError::get(
+                        &kinds::NAMESPACE,
+                        name,
+                        None,
+                        format!("error deserializing list all resources response: {e}"),
+                    )
+                })
+            })
+            .transpose()
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        // Named by pods and workloads, so from a watch cache like a pod's Subnet.
-        self.get_cached::<Named>(&kinds::IPPOOL, name, &IPPOOL_FIELD_MASKS)
-            .map(|object| object.is_some())
+        // Named by pods and workloads: found among every IPPool.
+        self.named(
+            &self.all_ippools,
+            &kinds::IPPOOL,
+            &IPPOOL_LIST_FIELD_MASKS,
+            name,
+        )
+        .map(|object| object.is_some())
     }
 
     fn ippools(&self) -> Result<&[IpPool], LookupError> {
         self.ippools
-            .get_or_init(|| self.list_all::<IpPool>(&kinds::IPPOOL, Some(&IPPOOL_LIST_FIELD_MASKS)))
+            .get_or_init(|| {
+                let raw =
+                    self.kind_wide(&self.all_ippools, &kinds::IPPOOL, &IPPOOL_LIST_FIELD_MASKS)?;
+                decode_list::<IpPool>(&kinds::IPPOOL, raw)
+            })
             .as_deref()
             .map_err(Clone::clone)
     }
@@ -807,16 +1019,13 @@ impl<H: Host> Cluster for HostCluster<H> {
         &self,
         labels: &[(&str, &str)],
     ) -> Result<Vec<IptablesRule>, LookupError> {
-        let Some(selector) = label_selector(labels) else {
-            return Ok(Vec::new());
-        };
-        let kind = &kinds::IPTABLES_DNAT_RULE;
-        let raw = self.list_raw(
-            kind,
-            Some(selector),
-            Some(&["spec.eip", "spec.protocol", "spec.type"]),
-        )?;
-        decode_list::<IptablesRule>(kind, &raw)
+        self.labelled_rules(&kinds::IPTABLES_DNAT_RULE, labels, |rule| IptablesRule {
+            metadata: Meta {
+                name: rule.metadata.name.clone(),
+                ..Meta::default()
+            },
+            spec: rule.spec.clone(),
+        })
     }
 
     fn labelled(
@@ -824,14 +1033,7 @@ impl<H: Host> Cluster for HostCluster<H> {
         kind: &ApiResource,
         labels: &[(&str, &str)],
     ) -> Result<Vec<String>, LookupError> {
-        let Some(selector) = label_selector(labels) else {
-            return Ok(Vec::new());
-        };
-        let raw = self.list_raw(kind, Some(selector), Some(labelled_field_masks(kind)))?;
-        Ok(decode_list::<Named>(kind, &raw)?
-            .into_iter()
-            .map(|o| o.metadata.name)
-            .collect())
+        self.labelled_rules(kind, labels, |rule| rule.metadata.name.clone())
     }
 
     fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
@@ -839,15 +1041,14 @@ impl<H: Host> Cluster for HostCluster<H> {
         if let Some((_, answer)) = known.iter().find(|(n, _)| n == name) {
             return answer.clone();
         }
-        let answer = self
-            .get_cached::<SubnetByName>(&kinds::SUBNET, name, &SUBNET_GET_FIELD_MASKS)
-            .map(|found| found.map(Subnet::from));
+        let answer = self.subnet_by_name(name);
         known.push((name.to_string(), answer.clone()));
         answer
     }
 
-    /// A GET (one API request, cached 5 s per name by the policy-server):
-    /// IP names are per pod, too many for a watch cache each.
+    /// A GET, one API request each time: IP names are per pod, too many for a
+    /// watch cache each, and for the policy-server's cache of GETs, which
+    /// keeps every name (`disable_cache`).
     fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError> {
         self.get_object::<Ip>(&kinds::IP, name, None, Some(&IP_FIELD_MASKS))
     }
@@ -908,6 +1109,7 @@ mod tests {
 
     fn kept(raw: &str, subnet: &str, addresses: &[&str]) -> Result<Vec<String>, String> {
         let addresses: Vec<IpAddr> = addresses.iter().map(|a| a.parse().unwrap()).collect();
+        let addresses = sorted(&addresses);
         let mut found = Vec::new();
         ips_of_subnet(raw.as_bytes(), subnet, &addresses, &mut found).map_err(|e| e.to_string())?;
         Ok(found.into_iter().map(|ip| ip.metadata.name).collect())
@@ -1023,9 +1225,16 @@ mod tests {
             "not-an-ip",
         ];
 
-        fn item(subnet: &str, key: &str, text: &str) -> String {
+        /// An item, as the policy-server writes one or (`bare`) not: only
+        /// the former's items are read one by one.
+        fn item(subnet: &str, key: &str, text: &str, bare: bool) -> String {
+            let start = if bare {
+                ""
+            } else {
+                r#""apiVersion":"kubeovn.io/v1","kind":"IP","#
+            };
             format!(
-                r#"{{"metadata":{{"name":"{text}"}},"spec":{{"subnet":"{subnet}","{key}":"{text}"}}}}"#
+                r#"{{{start}"metadata":{{"name":"{text}","labels":{{"k":"{{"}}}},"spec":{{"subnet":"{subnet}","{key}":"{text}"}}}}"#
             )
         }
 
@@ -1035,16 +1244,17 @@ mod tests {
             #[test]
             fn whatever_the_list(
                 items in proptest::collection::vec(
-                    (0..2usize, 0..3usize, 0..TEXTS.len()), 0..6),
+                    (0..2usize, 0..3usize, 0..TEXTS.len(), proptest::bool::weighted(0.2)), 0..6),
                 asked in proptest::collection::vec(0..4usize, 0..3),
             ) {
                 let keys = ["ipAddress", "v4IpAddress", "v6IpAddress"];
                 let raw = ip_list(&format!("[{}]", items.iter()
-                    .map(|&(s, k, t)| item(["net1", "net2"][s], keys[k], TEXTS[t]))
+                    .map(|&(s, k, t, bare)| item(["net1", "net2"][s], keys[k], TEXTS[t], bare))
                     .collect::<Vec<_>>().join(",")));
                 let addresses: Vec<IpAddr> = asked.iter()
                     .map(|&a| ["10.0.0.5", "fd00::5", "10.0.0.50", "::ffff:10.0.0.5"][a].parse().unwrap())
                     .collect();
+                let addresses = sorted(&addresses);
                 let mut scanned = Vec::new();
                 ips_of_subnet(raw.as_bytes(), "net1", &addresses, &mut scanned).unwrap();
                 let decoded = decode_list_kept(&kinds::IP, raw.as_bytes(), |ip: IpRef<'_>| {

@@ -1,5 +1,5 @@
-//! A byte scan of an IP list answer that tells, without decoding its items,
-//! that none of them can hold an address a request claims.
+//! A byte scan of an IP list answer that finds, without decoding its items,
+//! the few of them that can hold an address a request claims.
 //!
 //! A subnet of 10 000 pods answers an IP list of about 6 MB; decoding every
 //! item to find the one or two that hold a claimed address took most of the
@@ -11,8 +11,14 @@
 //! its literal text, so every value they carry can be found with a search
 //! for `Address"` and parsed as the decoder would parse it. When none of
 //! those values (nor any other value of a key so named, anywhere) is a
-//! claimed address, no item is kept, and only the list's head is read.
-//! Anything unexpected is left to the full decoding, which answers exactly.
+//! claimed address, no item is kept, and only the list's head is read;
+//! where some are, only the items they are in are decoded. Anything
+//! unexpected is left to the full decoding, which answers exactly.
+//!
+//! The same reasoning finds one object by name in a kind-wide list
+//! ([`item_named`]): a name taken from a request is resolved against such a
+//! list before any lookup narrowed to it (CONTRACT §4), and that list is
+//! read on every such decision, so it is searched, not decoded.
 
 use crate::upstream::kubeovn_util::parse_item;
 use memchr::memmem;
@@ -21,18 +27,27 @@ use std::net::IpAddr;
 /// The keys whose string values an IP object holds its addresses in.
 const ADDRESS_KEYS: [&[u8]; 3] = [b"\"ipAddress", b"\"v4IpAddress", b"\"v6IpAddress"];
 
-/// Whether the decoding of an IP list answer can be skipped: `Some(head)`,
-/// the list with its `items` emptied (`{..., "items": []}`) for the head's
-/// checks, when no item can hold one of `addresses`; `None` when the answer
-/// must be decoded in full (an item may hold one, the answer has an escape,
-/// or its shape is not the plain one the policy-server writes).
-pub fn head_without_holders(raw: &[u8], addresses: &[IpAddr]) -> Option<Vec<u8>> {
+/// What an IP list answer holds for a request, found without decoding it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Holders<'a> {
+    /// The list with its `items` emptied (`{..., "items": []}`), for the
+    /// head's checks.
+    pub head: Vec<u8>,
+    /// The JSON text of each item that may hold one of the addresses, in
+    /// list order: only these need decoding.
+    pub items: Vec<&'a [u8]>,
+}
+
+/// The items of an IP list answer that may hold one of `addresses`
+/// (sorted), and its head; `None` when the answer must be decoded in full
+/// (it has an escape, or its shape is not the plain one the policy-server
+/// writes: `items` last, each item starting `{"apiVersion":"kubeovn.io/v1",
+/// "kind":"IP","metadata":{`).
+pub fn holders<'a>(raw: &'a [u8], addresses: &[IpAddr]) -> Option<Holders<'a>> {
     let head = plain_head(raw)?;
-    let v4_texts: Vec<String> = addresses
-        .iter()
-        .filter(|a| a.is_ipv4())
-        .map(IpAddr::to_string)
-        .collect();
+    let claimed = Claimed::new(addresses);
+    let mut items: Vec<&[u8]> = Vec::new();
+    let mut item_end = 0;
     // One pass over the answer for both: a backslash (an escape) anywhere,
     // and each `Address"` that ends a key.
     for at in memchr::memchr2_iter(b'\\', b'A', raw) {
@@ -48,11 +63,14 @@ pub fn head_without_holders(raw: &[u8], addresses: &[IpAddr]) -> Option<Vec<u8>>
         }
         // `null`, or a value of another type: the decoder says what it is.
         let value = string_value(after)?;
-        if may_be_one_of(value, addresses, &v4_texts) {
-            return None;
+        if at < item_end || !claimed.may_be_in(value) {
+            continue;
         }
+        let (start, len) = ip_item_around(raw, at)?;
+        items.push(&raw[start..start + len]);
+        item_end = start + len;
     }
-    Some(head)
+    Some(Holders { head, items })
 }
 
 /// The list's head as `{<every key before items>,"items":[]}`, when the
@@ -60,7 +78,7 @@ pub fn head_without_holders(raw: &[u8], addresses: &[IpAddr]) -> Option<Vec<u8>>
 /// policy-server writes a list (apiVersion, kind, metadata, items). The
 /// items are not read, so neither is a second `items` key after them (the
 /// policy-server writes none).
-fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
     let key = b"\"items\"";
     let at = memmem::find(raw, key)?;
     let rest = skip_space(&raw[at + key.len()..]);
@@ -77,30 +95,189 @@ fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
     Some(head)
 }
 
-/// Whether `value` may hold one of `addresses` as an IP object's address
-/// field holds them (`held_addresses`: comma-separated, each parsed by
-/// `parse_item`). Without a `:` a value holds IPv4 addresses only, each
-/// written as Go's parser requires, in canonical dotted decimal (no leading
-/// zeros): it can hold one only if it contains that text, so most values
-/// are dismissed without being parsed. The checks are plain loops: values
-/// are a few bytes long, and there are three per IP object.
-fn may_be_one_of(value: &[u8], addresses: &[IpAddr], v4_texts: &[String]) -> bool {
-    if !value.contains(&b':') && !v4_texts.iter().any(|text| contains(value, text.as_bytes())) {
-        return false;
-    }
-    // Not UTF-8: the decoder says so.
-    let Ok(value) = std::str::from_utf8(value) else {
-        return true;
-    };
-    value
-        .split(',')
-        .filter_map(parse_item)
-        .any(|a| addresses.contains(&a))
+/// The start and length of the IP item of a plain answer (no escapes)
+/// that holds position `at`.
+fn ip_item_around(raw: &[u8], at: usize) -> Option<(usize, usize)> {
+    const START: &[u8] = br#"{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{"#;
+    let start = memchr::memrchr_iter(b'{', &raw[..at]).find(|&b| raw[b..].starts_with(START))?;
+    let len = object_len(&raw[start..])?;
+    (at < start + len).then_some((start, len))
 }
 
-/// Whether `needle` occurs in the short `haystack`.
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.len() >= needle.len() && haystack.windows(needle.len()).any(|w| w == needle)
+/// The addresses a request claims, for the scan: each value is looked up,
+/// never compared with every claimed address in turn, so a pool of 20 000
+/// addresses against a list of 50 000 IP objects costs their sum, not
+/// their product.
+struct Claimed<'a> {
+    /// Sorted, without repeats (as the checks pass them).
+    addresses: &'a [IpAddr],
+    /// The IPv4 ones as numbers, sorted.
+    v4: Vec<u32>,
+}
+
+impl<'a> Claimed<'a> {
+    fn new(addresses: &'a [IpAddr]) -> Self {
+        let v4 = addresses
+            .iter()
+            .filter_map(|a| match a {
+                IpAddr::V4(v4) => Some(u32::from(*v4)),
+                IpAddr::V6(_) => None,
+            })
+            .collect();
+        Claimed { addresses, v4 }
+    }
+
+    /// Whether `value` may hold one of the addresses as an IP object's
+    /// address field holds them (`held_addresses`: comma-separated, each
+    /// parsed by `parse_item`). An entry of digits and dots is read as Go
+    /// reads an IPv4 address ([`dotted_v4`]); any other entry by
+    /// `parse_item`. Either is then looked up.
+    fn may_be_in(&self, value: &[u8]) -> bool {
+        value.split(|&b| b == b',').any(|entry| {
+            if !entry.is_empty() && entry.iter().all(|&b| b == b'.' || b.is_ascii_digit()) {
+                dotted_v4(entry).is_some_and(|n| self.v4.binary_search(&n).is_ok())
+            } else {
+                // Not UTF-8: the decoder says so.
+                std::str::from_utf8(entry).map_or(true, |entry| {
+                    parse_item(entry).is_some_and(|a| self.addresses.binary_search(&a).is_ok())
+                })
+            }
+        })
+    }
+}
+
+/// An IPv4 address of digits and dots as Go's `netip.ParseAddr` reads it
+/// (four decimal fields of at most 255, no leading zeros), as a number;
+/// `None` where Go refuses it. Written out because it runs for each of the
+/// tens of thousands of values an IP list holds.
+fn dotted_v4(text: &[u8]) -> Option<u32> {
+    let mut fields = text.split(|&b| b == b'.');
+    let mut n = 0u32;
+    for _ in 0..4 {
+        let field = fields.next()?;
+        if field.is_empty() || field.len() > 3 || (field.len() > 1 && field[0] == b'0') {
+            return None;
+        }
+        let value = field.iter().try_fold(0u32, |v, &d| {
+            d.is_ascii_digit().then(|| v * 10 + u32::from(d - b'0'))
+        })?;
+        if value > 255 {
+            return None;
+        }
+        n = n << 8 | value;
+    }
+    fields.next().is_none().then_some(n)
+}
+
+/// Where an object of one name is in a kind-wide list answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item<'a> {
+    /// The object's own JSON text.
+    Found(&'a [u8]),
+    /// No object of the list has that name.
+    Absent,
+    /// The answer is not in the plain shape the scan reads (an escape, a
+    /// `"name"` that is not a key followed by a string, an item that does
+    /// not start as the policy-server writes one): decode it.
+    Unknown,
+}
+
+/// The object named `name` in a `{Kind}List` answer of `api_version`
+/// `kind`, found without decoding the list. Where the answer has no escape
+/// (the policy-server writes none in what Kubernetes names allow), every
+/// `"` delimits a string, and an object's name is written `"name":"<name>"`
+/// inside the `"metadata":{…}` that follows its `{"apiVersion":…,"kind":…,`;
+/// when every `"name"` in the answer is followed by `:"`, an object of that
+/// name shows there or does not exist. A match elsewhere (a label called
+/// `name`, an owner reference) is passed over. The work is one search of
+/// the answer plus the bytes of the objects matched.
+pub fn item_named<'a>(raw: &'a [u8], api_version: &str, kind: &str, name: &str) -> Item<'a> {
+    if memchr::memchr(b'\\', raw).is_some() {
+        return Item::Unknown;
+    }
+    // Without escapes, no string holds a quote, a backslash or a control
+    // character: no object has such a name.
+    if name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return Item::Absent;
+    }
+    let start = format!(r#"{{"apiVersion":"{api_version}","kind":"{kind}","#);
+    let key = b"\"name\"";
+    for at in memmem::find_iter(raw, key) {
+        let Some(value) = raw[at + key.len()..].strip_prefix(b":\"") else {
+            return Item::Unknown;
+        };
+        if !value.starts_with(name.as_bytes()) || value.get(name.len()) != Some(&b'"') {
+            continue;
+        }
+        match item_of_name(raw, at, start.as_bytes()) {
+            Ok(Some(item)) => return Item::Found(item),
+            Ok(None) => {}
+            Err(()) => return Item::Unknown,
+        }
+    }
+    Item::Absent
+}
+
+/// The item whose metadata's own `"name"` key is at `at`: `Ok(None)` when
+/// that key is nested deeper (a label, an owner reference), `Err` when the
+/// item does not start as `start` (`{"apiVersion":…,"kind":…,`) right
+/// before its `"metadata":{`. The answer has no escapes.
+fn item_of_name<'a>(raw: &'a [u8], at: usize, start: &[u8]) -> Result<Option<&'a [u8]>, ()> {
+    let metadata = b"\"metadata\":{";
+    let Some(m) =
+        memchr::memrchr_iter(b'"', &raw[..at]).find(|&q| raw[q..at].starts_with(metadata))
+    else {
+        return Err(());
+    };
+    if depth_after(&raw[m + metadata.len()..at]) != Some(0) {
+        return Ok(None);
+    }
+    if !raw[..m].ends_with(start) {
+        return Err(());
+    }
+    let from = m - start.len();
+    let len = object_len(&raw[from..]).ok_or(())?;
+    Ok(Some(&raw[from..from + len]))
+}
+
+/// The nesting depth at the end of `bytes`, which starts outside any string
+/// and has no escapes; `None` when it closes more than it opens, or ends
+/// inside a string.
+fn depth_after(bytes: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    for &b in bytes {
+        match (in_string, b) {
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (true, _) => {}
+            (false, b'{' | b'[') => depth += 1,
+            (false, b'}' | b']') => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+    }
+    (!in_string).then_some(depth)
+}
+
+/// The length of the object that `bytes` starts with (`{` … its `}`), which
+/// has no escapes; `None` when it does not close.
+fn object_len(bytes: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        match (in_string, b) {
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (true, _) => {}
+            (false, b'{' | b'[') => depth += 1,
+            (false, b'}' | b']') => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The string a key's `:` introduces, without its quotes; `None` when the
@@ -119,4 +296,176 @@ fn skip_space(bytes: &[u8]) -> &[u8] {
         .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
         .unwrap_or(bytes.len());
     &bytes[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A SubnetList as the policy-server writes it (compact, keys in its
+    /// order), with these items' metadata.
+    fn list(metadata: &[&str]) -> String {
+        let items: Vec<String> = metadata
+            .iter()
+            .map(|m| format!(r#"{{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata":{m}}}"#))
+            .collect();
+        format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","metadata":{{}},"items":[{}]}}"#,
+            items.join(",")
+        )
+    }
+
+    fn find(raw: &str, name: &str) -> Item<'static> {
+        let raw: &'static str = Box::leak(raw.to_string().into_boxed_str());
+        item_named(raw.as_bytes(), "kubeovn.io/v1", "Subnet", name)
+    }
+
+    fn found(raw: &str, name: &str) -> Option<String> {
+        match find(raw, name) {
+            Item::Found(item) => Some(String::from_utf8(item.to_vec()).expect("utf-8")),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_object_is_found_by_its_own_name_only() {
+        let raw = list(&[
+            r#"{"finalizers":["x"],"labels":{"name":"ghost"},"name":"a","ownerReferences":[{"apiVersion":"v1","kind":"X","name":"owner"}],"uid":"1"}"#,
+            r#"{"annotations":{"k":"{[\"name\"]}"},"name":"b"}"#
+                .replace(r#"\""#, "'")
+                .as_str(),
+            r#"{"creationTimestamp":"2026-12-05T09:00:00Z","name":"c"}"#,
+        ]);
+        assert_eq!(
+            found(&raw, "a").as_deref(),
+            Some(
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata":{"finalizers":["x"],"labels":{"name":"ghost"},"name":"a","ownerReferences":[{"apiVersion":"v1","kind":"X","name":"owner"}],"uid":"1"}}"#
+            )
+        );
+        assert!(found(&raw, "b").is_some_and(|b| b.ends_with(r#""name":"b"}}"#)));
+        assert!(found(&raw, "c").is_some());
+        // A label called `name`, an owner reference, a prefix of a name, or
+        // a name no object has.
+        for name in ["ghost", "owner", "", "c-", "d", "Subnet"] {
+            assert_eq!(find(&raw, name), Item::Absent, "{name}");
+        }
+        // No object can have a name that would need an escape.
+        assert_eq!(find(&raw, "a\"b"), Item::Absent);
+        assert_eq!(find(&raw, "a\u{1}"), Item::Absent);
+    }
+
+    #[test]
+    fn an_answer_the_scan_cannot_read_is_left_to_the_decoder() {
+        for raw in [
+            // An escape anywhere.
+            list(&[r#"{"name":"a\u0062"}"#]),
+            list(&[r#"{"annotations":{"k":"\""},"name":"x"}"#]),
+            // Whitespace after a key's colon, and `"name"` as a value.
+            list(&[r#"{"name": "ab"}"#]),
+            list(&[r#"{"labels":{"k":"name"},"name":"x"}"#]),
+            // An item that does not start as the policy-server writes one.
+            list(&[r#"{"name":"ab"}"#]).replace(
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata""#,
+                r#"{"metadata""#,
+            ),
+        ] {
+            assert_eq!(find(&raw, "ab"), Item::Unknown, "{raw}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Dotted IPv4 addresses are read as Go's parser reads them.
+        #[test]
+        fn dotted_v4_reads_as_go(text in "[0-9.]{0,16}") {
+            let go = crate::upstream::go_net::parse_ip(&text).map(|a| match a {
+                IpAddr::V4(v4) => u32::from(v4),
+                IpAddr::V6(_) => unreachable!("digits and dots are never IPv6"),
+            });
+            proptest::prop_assert_eq!(dotted_v4(text.as_bytes()), go, "{}", text);
+        }
+    }
+
+    #[test]
+    fn dotted_v4_reads_the_edges_as_go() {
+        for text in [
+            "0.0.0.0",
+            "255.255.255.255",
+            "256.0.0.1",
+            "01.2.3.4",
+            "1.2.3",
+            "1.2.3.4.5",
+            "1..2.3",
+            "1.2.3.4.",
+            "0.00.1.2",
+            "1234.1.1.1",
+        ] {
+            let go = crate::upstream::go_net::parse_ip(text).map(|a| match a {
+                IpAddr::V4(v4) => u32::from(v4),
+                IpAddr::V6(_) => unreachable!(),
+            });
+            assert_eq!(dotted_v4(text.as_bytes()), go, "{text}");
+        }
+    }
+
+    #[test]
+    fn holders_are_the_items_that_may_hold_an_address() {
+        let item = |name: &str, address: &str| {
+            format!(
+                r#"{{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{{"name":"{name}"}},"spec":{{"ipAddress":"{address}","v4IpAddress":"{address}"}}}}"#
+            )
+        };
+        let raw = format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPList","metadata":{{}},"items":[{},{},{}]}}"#,
+            item("a", "10.0.0.1"),
+            item("b", "10.0.0.2"),
+            item("c", "10.0.0.3")
+        );
+        let addresses: Vec<IpAddr> = vec!["10.0.0.2".parse().unwrap(), "10.0.0.3".parse().unwrap()];
+        let found = holders(raw.as_bytes(), &addresses).expect("a plain answer");
+        assert_eq!(
+            found.head,
+            br#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","metadata":{},"items":[]}"#.to_vec()
+        );
+        let items: Vec<&str> = found
+            .items
+            .iter()
+            .map(|i| std::str::from_utf8(i).unwrap())
+            .collect();
+        assert_eq!(items, vec![item("b", "10.0.0.2"), item("c", "10.0.0.3")]);
+        // An item not written as the policy-server writes one: decode it all.
+        let bare = raw.replace(
+            r#"{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{"name":"c""#,
+            r#"{"metadata":{"name":"c""#,
+        );
+        assert_eq!(holders(bare.as_bytes(), &addresses), None);
+    }
+
+    #[test]
+    fn claimed_addresses_are_looked_up_not_compared_one_by_one() {
+        // Read as the request's are (an IPv4-mapped address is its IPv4 one).
+        let mut addresses: Vec<IpAddr> = ["10.0.0.5", "10.0.0.50", "fd00::5", "::ffff:10.0.0.7"]
+            .iter()
+            .map(|a| parse_item(a).expect("address"))
+            .collect();
+        addresses.sort_unstable();
+        let claimed = Claimed::new(&addresses);
+        for (value, may) in [
+            ("10.0.0.5", true),
+            ("10.0.0.50", true),
+            ("10.0.0.500", false),
+            ("110.0.0.5", false),
+            ("10.0.0.05", false),
+            ("10.0.0.5/24", true),
+            (" 10.0.0.5", true),
+            ("10.0.0.6,fd00::5", true),
+            ("FD00:0::5", true),
+            ("fd00::6", false),
+            ("::ffff:10.0.0.7", true),
+            ("10.0.0.7", true),
+            ("", false),
+            ("x", false),
+        ] {
+            assert_eq!(claimed.may_be_in(value.as_bytes()), may, "{value}");
+        }
+    }
 }

@@ -116,9 +116,10 @@ fn seed_example_is_denied_with_upstreams_message() {
             "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
         )
     );
-    // The pod names its subnet: the Subnet (it has no record of what is in
-    // use, I15), then two narrow lookups find the conflict: the IPs labelled
-    // with the subnet, and those without the label.
+    // The pod names its subnet: its name is found among every Subnet's,
+    // then the Subnet (it has no record of what is in use, I15), then two
+    // narrow lookups find the conflict: the IPs labelled with the subnet,
+    // and those without the label.
     let ops: Vec<(&str, &str, &str)> = calls
         .iter()
         .map(|c| {
@@ -133,6 +134,7 @@ fn seed_example_is_denied_with_upstreams_message() {
         ops,
         [
             ("list_resources_all", "Subnet", ""),
+            ("list_resources_all", "Subnet", ""),
             (
                 "list_resources_all",
                 "IP",
@@ -141,7 +143,13 @@ fn seed_example_is_denied_with_upstreams_message() {
             ("list_resources_all", "IP", "!ovn.kubernetes.io/subnet"),
         ]
     );
-    for call in &calls[1..3] {
+    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(
+        calls[1].payload["field_selector"],
+        json!("metadata.name=ovn-default")
+    );
+    for call in &calls[2..4] {
         assert_eq!(
             call.payload["field_masks"],
             json!([
@@ -184,18 +192,21 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             "list_resources_all Namespace",
             "list_resources_all Subnet",
             "list_resources_all Subnet",
+            "list_resources_all Subnet",
             "list_resources_all IP",
             "list_resources_all IP",
         ]
     );
-    // The Namespace and the pod's Subnet come from watch caches narrowed to
-    // their names: no API request once the caches are filled.
-    for (call, name) in [(&calls[0], "default"), (&calls[2], "ovn-default")] {
-        assert_eq!(
-            call.payload["field_selector"],
-            json!(format!("metadata.name={name}"))
-        );
-    }
+    // The Namespace comes from every Namespace (one watch cache, whatever
+    // the requests name), I5's default from every Subnet, and the pod's
+    // Subnet, once its name is found among every Subnet's, from a watch
+    // cache narrowed to it: no API request once the caches are filled.
+    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    assert_eq!(calls[2].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(
+        calls[3].payload["field_selector"],
+        json!("metadata.name=ovn-default")
+    );
 }
 
 /// I15: [`cluster`] with ovn-default's record of what is in use (10.16.0.15
@@ -245,12 +256,16 @@ fn a_subnets_record_spares_the_ip_lookups() {
             .collect();
         (verdict, ops, calls)
     };
-    // Free by the record: only the Subnet, whose masks carry the record.
+    // Free by the record: only the Subnet (its name found among every
+    // Subnet's), whose masks carry the record.
     let (verdict, ops, calls) = ask("10.16.0.30", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
-    assert_eq!(ops, ["list_resources_all Subnet "]);
     assert_eq!(
-        calls[0].payload["field_masks"],
+        ops,
+        ["list_resources_all Subnet ", "list_resources_all Subnet "]
+    );
+    assert_eq!(
+        calls[1].payload["field_masks"],
         json!([
             "spec.cidrBlock",
             "spec.excludeIps",
@@ -261,17 +276,20 @@ fn a_subnets_record_spares_the_ip_lookups() {
             "status.v6usingIPs"
         ])
     );
-    // In use by the pod's own IP object: one GET, no list.
+    // In use by the pod's own IP object: one GET, no list, and never kept
+    // in the policy-server's cache of GETs (a name per pod).
     let (verdict, ops, calls) = ask("10.16.0.20", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
         ops,
         [
             "list_resources_all Subnet ",
+            "list_resources_all Subnet ",
             "get_resource IP app-1.default"
         ]
     );
-    assert_eq!(calls[1].payload["namespace"], Value::Null);
+    assert_eq!(calls[2].payload["namespace"], Value::Null);
+    assert_eq!(calls[2].payload["disable_cache"], json!(true));
     // In use by another: the lists, and upstream's message.
     let (verdict, ops, _) = ask("10.16.0.15", json!({}));
     assert_eq!(
@@ -284,6 +302,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
         ops,
         [
             "list_resources_all Subnet ",
+            "list_resources_all Subnet ",
             "get_resource IP app-1.default",
             "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
             "list_resources_all IP !ovn.kubernetes.io/subnet",
@@ -295,6 +314,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
     assert_eq!(
         ops,
         [
+            "list_resources_all Subnet ",
             "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
             "list_resources_all IP !ovn.kubernetes.io/subnet",
         ]
@@ -315,7 +335,7 @@ fn pods_without_static_ips_make_no_lookups() {
 }
 
 #[test]
-fn ippool_name_is_read_from_a_watch_cache_narrowed_to_it() {
+fn ippool_name_is_found_among_every_ippool() {
     let (ok, calls) = policy()
         .validate(
             &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-a"})),
@@ -327,8 +347,11 @@ fn ippool_name_is_read_from_a_watch_cache_narrowed_to_it() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].operation, "list_resources_all");
     assert_eq!(calls[0].payload["kind"], "IPPool");
-    assert_eq!(calls[0].payload["field_selector"], "metadata.name=pool-a");
-    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    assert_eq!(
+        calls[0].payload["field_masks"],
+        json!(["spec.ips", "spec.subnet"])
+    );
 
     let (missing, _) = policy()
         .validate(
@@ -785,17 +808,21 @@ fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
     );
     assert_eq!(
         operations(&calls),
-        ["list_resources_all Subnet", "list_resources_all IPPool"]
+        [
+            "list_resources_all Subnet",
+            "list_resources_all Subnet",
+            "list_resources_all IPPool"
+        ]
     );
     assert_eq!(
-        calls[0].payload["field_selector"],
+        calls[1].payload["field_selector"],
         "metadata.name=ovn-default"
     );
     // Every pool, one watch cache whatever the pool or subnet asked about.
-    assert_eq!(calls[1].payload["label_selector"], Value::Null);
-    assert_eq!(calls[1].payload["field_selector"], Value::Null);
+    assert_eq!(calls[2].payload["label_selector"], Value::Null);
+    assert_eq!(calls[2].payload["field_selector"], Value::Null);
     assert_eq!(
-        calls[1].payload["field_masks"],
+        calls[2].payload["field_masks"],
         json!(["spec.ips", "spec.subnet"])
     );
 
@@ -827,15 +854,22 @@ fn vip_and_ip_get_their_subnet_by_name() {
         .validate(&vip, &json!({}), cluster())
         .expect("answer");
     assert!(verdict.accepted, "{verdict:?}");
-    assert_eq!(operations(&calls), ["list_resources_all Subnet"]);
+    // The name is found among every Subnet's, then read from a watch cache
+    // narrowed to it.
     assert_eq!(
-        calls[0].payload["field_selector"],
+        operations(&calls),
+        ["list_resources_all Subnet", "list_resources_all Subnet"]
+    );
+    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(
+        calls[1].payload["field_selector"],
         "metadata.name=ovn-default"
     );
     // One mask set for every Subnet by name, I15's record included, so
     // each name keeps one watch cache.
     assert_eq!(
-        calls[0].payload["field_masks"],
+        calls[1].payload["field_masks"],
         json!([
             "spec.cidrBlock",
             "spec.excludeIps",
@@ -847,15 +881,18 @@ fn vip_and_ip_get_their_subnet_by_name() {
         ])
     );
 
+    // A subnet that does not exist: no watch cache narrowed to its name.
     let mut missing = vip.clone();
     missing["object"]["spec"]["subnet"] = json!("abc");
-    let (verdict, _) = policy()
+    let (verdict, calls) = policy()
         .validate(&missing, &json!({}), cluster())
         .expect("answer");
     assert_eq!(
         (verdict.code, verdict.message.as_deref()),
         (Some(400), Some("Subnet.kubeovn.io \"abc\" not found"))
     );
+    assert_eq!(operations(&calls), ["list_resources_all Subnet"]);
+    assert_eq!(calls[0].payload["field_selector"], Value::Null);
 
     // Not a valid object name: it cannot exist, and it is not asked for.
     let mut odd = vip;

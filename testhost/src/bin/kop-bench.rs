@@ -15,13 +15,14 @@
 use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use serde_json::{Value, json};
 use std::cell::Cell;
+use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use testhost::bench::{
     CachedCluster, deployment_request, ippool_cluster, ippool_request, pod_address, pod_cluster,
-    pod_request, subnet_cluster, subnet_name, subnet_request,
+    pod_request, recorded_pod_cluster, subnet_base, subnet_cluster, subnet_name, subnet_request,
 };
 use testhost::{Backend, BoxError, Policy};
 
@@ -134,6 +135,46 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             )?,
             cluster,
             allowed: true,
+        });
+    }
+    // A 20 000-address ip_pool in a subnet of 50 000 IP objects: an entry
+    // held at the end (a conflict, which only the IP objects can name), or
+    // the subnet's gateway in the pool (an excluded address, which the
+    // subnet's record leaves to the IP objects). Each claimed address is
+    // looked up, so the work is the sum of the two, not their product.
+    let (pool_ips, pool_len) = if quick {
+        (5_000, 2_000)
+    } else {
+        (50_000, 20_000)
+    };
+    let cluster = Arc::new(CachedCluster::new(recorded_pod_cluster(pool_ips, 1)?));
+    let free_pool = |len: usize| -> Vec<String> {
+        (0..len)
+            .map(|k| pod_address(0, pool_ips + k).to_string())
+            .collect()
+    };
+    let mut held_last = free_pool(pool_len - 1);
+    held_last.push(pod_address(0, pool_ips - 1).to_string());
+    let mut with_gateway = vec![Ipv4Addr::from(subnet_base(0) + 1).to_string()];
+    with_gateway.extend(free_pool(pool_len - 1));
+    for (name, pool, allowed) in [
+        ("pod-ip-pool-held-last", held_last, false),
+        ("pod-ip-pool-gateway", with_gateway, true),
+    ] {
+        out.push(Scenario {
+            name,
+            ips: pool_ips,
+            subnets: 1,
+            pools: 0,
+            payload: payload(
+                pod_request(json!({
+                    "ovn.kubernetes.io/logical_switch": subnet_name(0),
+                    "ovn.kubernetes.io/ip_pool": pool.join(","),
+                })),
+                json!({}),
+            )?,
+            cluster: cluster.clone(),
+            allowed,
         });
     }
     let overlaps: &[usize] = if quick { &[10] } else { &[10, 1_000] };

@@ -35,7 +35,8 @@ STEPS = [
     ("bench-quick", "every benchmark scenario's answer"),
     ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),
     ("preflight-test", "scripts/preflight.sh with kubectl"),
-    ("shipped-paths", "no build machine's path in a tracked file or in policy.wasm as built; README.md's links absolute"),
+    ("shipped-paths", "no build machine's path in a tracked file or in policy.wasm as built; README.md's links absolute; "
+     "Kubewarden's images as its charts name them"),
     ("e2e-unit", "the webhook configurations rendered as Kubewarden's controller renders them"),
     ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),

@@ -34,7 +34,9 @@ IMAGES = {
     "adm-controller/audit-scanner": "audit-scanner",
 }
 POLICY_MODULES = "policies/"
-NAME = re.compile(re.escape(REGISTRY) + r"([A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9])")
+# A name ends where no name character follows (a final `.` ends a sentence);
+# a prefix written with its closing `/` (`.../adm-controller/`) names no image.
+NAME = re.compile(re.escape(REGISTRY) + r"([A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9])(?![A-Za-z0-9_/-])")
 
 
 def problems_in(path, text):
@@ -96,6 +98,9 @@ SAMPLES = [
     ("ghcr.io/kubewarden/adm-controller/controller@sha256:1abc and "
      "ghcr.io/kubewarden/adm-controller/audit-scanner.", 0, ""),
     ("module: registry://ghcr.io/kubewarden/policies/pod-privileged:v1.0.13", 0, ""),
+    ("its runtime under ghcr.io/kubewarden/adm-controller/: the images", 0, ""),
+    ("the old `ghcr.io/kubewarden/" + "policy-server/`", 0, ""),
+    ("ghcr.io/kubewarden/" + "policy-server.", 1, "policy-server is ghcr.io/kubewarden/adm-controller/policy-server"),
 ]
 
 

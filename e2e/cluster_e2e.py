@@ -20,6 +20,9 @@ Tests, each with exact expectations:
 - exclusions: matchConditions and the exclusions as shipped;
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
+- guard: who may put a policy on the PolicyServer kube-ovn, by
+  deploy/policy-server.yaml's ValidatingAdmissionPolicy (e2e/guard.py):
+  a tenant and a cluster admin, namespaced and cluster-wide policies;
 - scaffold: the manifest Artifact Hub's install text makes (e2e/scaffold.py)
   on the PolicyServer `default`'s permissions, without and with
   --allow-context-aware (last: it removes deploy/'s webhooks).
@@ -54,6 +57,7 @@ from webhooks import (  # noqa: E402
     render_policies_yml,
     render_webhook,
 )
+import guard  # noqa: E402
 import scaffold  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -494,6 +498,10 @@ class Suite(Checks):
                    not got["allowed"] and got["code"] == 400 and "forbidden" in (got["message"] or "").lower(), got["raw"])
 
 
+    def test_guard(self):
+        """deploy/policy-server.yaml's ValidatingAdmissionPolicy: no namespaced policy on kube-ovn (e2e/guard.py)."""
+        guard.check(self)
+
     def test_scaffold(self):
         """Artifact Hub's install box (e2e/scaffold.py): deploy/'s webhooks
         removed, the scaffolded policy's rendered (webhooks.py) and served on
@@ -576,12 +584,12 @@ def main():
     parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
     parser.add_argument("--only", action="append",
-                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, scaffold)")
+                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, guard, scaffold)")
     parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "scaffold"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "guard", "scaffold"]
     folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
     started = time.monotonic()
     suite = None

@@ -35,11 +35,13 @@ STEPS = [
     ("bench-quick", "every benchmark scenario's answer"),
     ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),
     ("preflight-test", "scripts/preflight.sh with kubectl"),
-    ("shipped-paths", "no build machine's path in a tracked file or in policy.wasm as built; README.md's links absolute"),
+    ("shipped-paths", "no build machine's path in a tracked file or in policy.wasm as built; README.md's links absolute; "
+     "Kubewarden's images as its charts name them"),
     ("e2e-unit", "the webhook configurations rendered as Kubewarden's controller renders them"),
     ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),
-    ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC"),
+    ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC, "
+     "the PolicyServer's guard"),
     ("conformance-kwctl", "every conformance case in the real kwctl"),
     ("e2e-tests", "the test_data/ sessions through kwctl (bats)"),
     ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),

@@ -10,7 +10,8 @@
      crds/*.yaml and admission-controller-values.schema.json), strictly: a
      field the schema does not know is an error, as `kubectl apply`
      (server-side field validation, Strict by default) reports it;
-   - built-in kinds (ServiceAccount, PriorityClass, RBAC): the Kubernetes
+   - built-in kinds (ServiceAccount, PriorityClass, RBAC,
+     ValidatingAdmissionPolicy and its binding): the Kubernetes
      JSON schemas shipped by the PyPI package kubernetes-validate, strictly,
      for Kubernetes 1.30 (the oldest release the policies support) and 1.37;
    - deploy/admission-controller-values.yaml: the chart's values.schema.json
@@ -22,8 +23,11 @@
    policy-server's ServiceAccount is granted exactly the verbs its lookups
    need (LOOKUPS below, from src/k8s/cluster.rs), no more; the audit scanner
    may list every kubeovn.io kind it replays; the PolicyServer is highly
-   available; and every host call recorded in test_data/session_*.yml is
-   one LOOKUPS allows.
+   available, and a ValidatingAdmissionPolicy bound with Deny keeps every
+   namespaced AdmissionPolicy and AdmissionPolicyGroup (each version the
+   CRDs serve) off it, while its ClusterAdmissionPolicies stay allowed;
+   and every host call recorded in test_data/session_*.yml is one LOOKUPS
+   allows.
 
 Exit status 0 when everything holds; 1 with one line per problem otherwise;
 2 when a validator is missing (pip install jsonschema pyyaml kubernetes-validate);
@@ -351,6 +355,68 @@ def check_policy_servers(docs, servers, used_kinds):
             problem(here, f"ServiceAccount {sa} is granted {extra}, which no lookup needs")
 
 
+# The namespaced kinds that can name a PolicyServer: any namespace user
+# with RBAC on them could place a policy on the fail-closed server.
+NAMESPACED_POLICY_KINDS = ("admissionpolicies", "admissionpolicygroups")
+CLUSTER_POLICY_KINDS = ("clusteradmissionpolicies", "clusteradmissionpolicygroups")
+POLICY_GROUP = "policies.kubewarden.io"
+
+
+def served_versions(plural):
+    """The versions of policies.kubewarden.io/<plural> that Kubewarden's CRD serves."""
+    crd = yaml.safe_load((SCHEMAS / "crds" / f"{POLICY_GROUP}_{plural}.yaml").read_text())
+    return {v["name"] for v in crd["spec"]["versions"] if v.get("served")}
+
+
+def covers(values, wanted):
+    values = values or []
+    return "*" in values or wanted in values
+
+
+def check_guard(docs, servers):
+    """Each PolicyServer of deploy/ is kept from namespaced policies by a bound ValidatingAdmissionPolicy."""
+    policies = {doc["metadata"]["name"]: (path, doc) for path, doc in docs if doc.get("kind") == "ValidatingAdmissionPolicy"}
+    bindings = [(path, doc) for path, doc in docs if doc.get("kind") == "ValidatingAdmissionPolicyBinding"]
+    for path, binding in bindings:
+        here = where(path, binding)
+        spec = binding.get("spec") or {}
+        if spec.get("policyName") not in policies:
+            problem(here, f"policyName {spec.get('policyName')!r} is not a ValidatingAdmissionPolicy of deploy/")
+        if "Deny" not in (spec.get("validationActions") or []):
+            problem(here, f"validationActions {spec.get('validationActions')} do not Deny: the guard only warns or audits")
+        if spec.get("matchResources"):
+            problem(here, "matchResources narrows the guard to some namespaces or objects: a tenant's may be left out")
+    bound = {(b.get("spec") or {}).get("policyName") for _, b in bindings
+             if "Deny" in ((b.get("spec") or {}).get("validationActions") or [])}
+    for server in sorted(servers):
+        guards = []
+        for name, (path, vap) in sorted(policies.items()):
+            spec = vap.get("spec") or {}
+            expressions = [v.get("expression", "") for v in (spec.get("variables") or []) + (spec.get("validations") or [])]
+            if any(f"'{server}'" in e or f'"{server}"' in e for e in expressions):
+                guards.append((name, path, vap))
+        if not guards:
+            problem("deploy/", f"no ValidatingAdmissionPolicy keeps namespaced policies off PolicyServer {server!r}")
+        for name, path, vap in guards:
+            here = where(path, vap)
+            spec = vap.get("spec") or {}
+            if name not in bound:
+                problem(here, "no ValidatingAdmissionPolicyBinding with validationActions Deny binds it")
+            if spec.get("failurePolicy", "Fail") != "Fail":
+                problem(here, f"failurePolicy {spec['failurePolicy']}: an expression that errors lets the policy through")
+            rules = ((spec.get("matchConstraints") or {}).get("resourceRules")) or []
+            for plural in NAMESPACED_POLICY_KINDS:
+                for version in sorted(served_versions(plural)):
+                    for operation in ("CREATE", "UPDATE"):
+                        if not any(covers(r.get("apiGroups"), POLICY_GROUP) and covers(r.get("apiVersions"), version)
+                                   and covers(r.get("resources"), plural) and covers(r.get("operations"), operation)
+                                   for r in rules):
+                            problem(here, f"does not match {operation} of {POLICY_GROUP}/{version} {plural}")
+            for plural in CLUSTER_POLICY_KINDS:
+                if any(covers(r.get("apiGroups"), POLICY_GROUP) and covers(r.get("resources"), plural) for r in rules):
+                    problem(here, f"matches {plural}: deploy/'s own policies on {server!r} would be refused")
+
+
 def check_audit(docs, replayed):
     granted = grants(docs, KUBEWARDEN_NAMESPACE, AUDIT_SCANNER_SA)
     # The chart binds the audit scanner to the `view` ClusterRole, which
@@ -414,6 +480,7 @@ def main():
     meta = metadata()
     servers, used_kinds, replayed = check_policies(docs, meta)
     check_policy_servers(docs, servers, used_kinds)
+    check_guard(docs, servers)
     check_audit(docs, replayed)
     check_sessions()
 
@@ -450,6 +517,25 @@ MISTAKES = [
      "auditScanner.reportCrdsKind: not a value of the admission-controller chart"),
     ("deploy/admission-controller-values.yaml", "enable: true", "enable: yes-please",
      "'yes-please' is not of type 'boolean'"),
+    ("deploy/policy-server.yaml", 'resources: ["admissionpolicies", "admissionpolicygroups"]',
+     'resources: ["admissionpolicies"]', "does not match CREATE of policies.kubewarden.io/v1 admissionpolicygroups"),
+    ("deploy/policy-server.yaml", 'apiVersions: ["*"]', 'apiVersions: ["v1"]',
+     "does not match CREATE of policies.kubewarden.io/v1alpha2 admissionpolicies"),
+    ("deploy/policy-server.yaml", 'operations: ["CREATE", "UPDATE"]', 'operations: ["CREATE"]',
+     "does not match UPDATE of policies.kubewarden.io/v1 admissionpolicies"),
+    ("deploy/policy-server.yaml", '"admissionpolicies", "admissionpolicygroups"]',
+     '"admissionpolicies", "admissionpolicygroups", "clusteradmissionpolicies"]',
+     "matches clusteradmissionpolicies: deploy/'s own policies on 'kube-ovn' would be refused"),
+    ("deploy/policy-server.yaml", 'validationActions: ["Deny"]', 'validationActions: ["Warn"]',
+     "validationActions ['Warn'] do not Deny"),
+    ("deploy/policy-server.yaml", "  policyName: kube-ovn-policy-server-guard", "  policyName: kube-ovn-policy-server-gaurd",
+     "policyName 'kube-ovn-policy-server-gaurd' is not a ValidatingAdmissionPolicy of deploy/"),
+    ("deploy/policy-server.yaml", "object.spec.policyServer == 'kube-ovn'", "object.spec.policyServer == 'kube-ovm'",
+     "no ValidatingAdmissionPolicy keeps namespaced policies off PolicyServer 'kube-ovn'"),
+    ("deploy/policy-server.yaml", "  failurePolicy: Fail", "  failurePolicy: Ignore",
+     "failurePolicy Ignore: an expression that errors lets the policy through"),
+    ("deploy/policy-server.yaml", "  validationActions:", "  validationAction:",
+     "Kubernetes 1.30.0: spec: Additional properties are not allowed ('validationAction' was unexpected)"),
     ("deploy/rbac.yaml", 'resources: ["ovn-eips", "qos-policies"]\n    verbs: ["get"]',
      'resources: ["ovn-eips", "qos-policies"]\n    verbs: ["get", "list"]',
      "('kubeovn.io', 'ovn-eips', 'list', '*', '*'), which no lookup needs"),

@@ -17,7 +17,7 @@ use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, IptablesRuleSpec, Meta, Named,
+    ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, IptablesRuleSpec, Meta, MetaRef,
     Namespace, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
 };
 use crate::k8s::scan;
@@ -810,7 +810,7 @@ fn find_named<'r>(kind: &ApiResource, raw: &'r [u8], name: &str) -> Lookup<Optio
     let found = decode_list_kept(
         kind,
         raw,
-        |item: decode::Raw<'r>| match decode::from_slice::<Named>(item.get().as_bytes()) {
+        |item: decode::Raw<'r>| match decode::from_slice::<NameRef<'_>>(item.get().as_bytes()) {
             Ok(named) => (named.metadata.name == name).then_some(item),
             Err(e) => {
                 error.get_or_insert(e);
@@ -826,6 +826,14 @@ fn find_named<'r>(kind: &ApiResource, raw: &'r [u8], name: &str) -> Lookup<Optio
         )),
         (None, None) => Ok(None),
     }
+}
+
+/// Any object, by its name alone, borrowed from the answer.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct NameRef<'a> {
+    #[serde(borrow)]
+    metadata: MetaRef<'a>,
 }
 
 /// A NAT object as a kind-wide list holds it: its name, its labels (what

@@ -15,7 +15,7 @@ mod vpc;
 mod workload;
 
 pub use self::core::{ConfigMap, Namespace, Service, ServiceSpec};
-pub use ip::{Ip, IpRef, IpSpec};
+pub use ip::{Ip, IpRef, IpSpec, MetaRef};
 pub use ippool::{IpPool, IpPoolSpec};
 pub use nat::{
     Enabled, IptablesEip, IptablesEipSpec, IptablesRule, IptablesRuleSpec, NatStatus, OvnEip,
@@ -44,9 +44,3 @@ pub struct Meta {
     pub annotations: BTreeMap<String, String>,
 }
 
-/// Any object, by name only: what a list read for its members' names keeps.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
-pub struct Named {
-    pub metadata: Meta,
-}

@@ -43,4 +43,3 @@ pub struct Meta {
     pub name: String,
     pub annotations: BTreeMap<String, String>,
 }
-

@@ -183,26 +183,26 @@ pub enum Item<'a> {
 }
 
 /// The object named `name` in a `{Kind}List` answer of `api_version`
-/// `kind`, found without decoding the list. Where the answer has no escape
-/// (the policy-server writes none in what Kubernetes names allow), every
-/// `"` delimits a string, and an object's name is written `"name":"<name>"`
-/// inside the `"metadata":{…}` that follows its `{"apiVersion":…,"kind":…,`;
-/// when every `"name"` in the answer is followed by `:"`, an object of that
-/// name shows there or does not exist. A match elsewhere (a label called
-/// `name`, an owner reference) is passed over. The work is one search of
-/// the answer plus the bytes of the objects matched.
+/// `kind`, found without decoding the list. A quote that no odd run of
+/// backslashes precedes delimits a string, so `"name"` found so is the
+/// string `name`, and where every such `"name"` is followed by `:"` (a key,
+/// with a string value), an object's name is written `"name":"<name>"`
+/// inside the `"metadata":{…}` that follows its `{"apiVersion":…,"kind":…,`:
+/// an object of that name shows there, or does not exist. A name that
+/// would need an escape (a quote, a backslash, a control character) is no
+/// valid object name and is not looked for by the caller. A match elsewhere
+/// (a label called `name`, an owner reference) is passed over. The work is
+/// one search of the answer plus the bytes of the objects matched.
 pub fn item_named<'a>(raw: &'a [u8], api_version: &str, kind: &str, name: &str) -> Item<'a> {
-    if memchr::memchr(b'\\', raw).is_some() {
-        return Item::Unknown;
-    }
-    // Without escapes, no string holds a quote, a backslash or a control
-    // character: no object has such a name.
     if name.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-        return Item::Absent;
+        return Item::Unknown;
     }
     let start = format!(r#"{{"apiVersion":"{api_version}","kind":"{kind}","#);
     let key = b"\"name\"";
     for at in memmem::find_iter(raw, key) {
+        if escaped(raw, at) {
+            continue;
+        }
         let Some(value) = raw[at + key.len()..].strip_prefix(b":\"") else {
             return Item::Unknown;
         };
@@ -218,14 +218,19 @@ pub fn item_named<'a>(raw: &'a [u8], api_version: &str, kind: &str, name: &str) 
     Item::Absent
 }
 
+/// Whether the quote at `at` is escaped: an odd run of backslashes before it.
+fn escaped(raw: &[u8], at: usize) -> bool {
+    raw[..at].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 1
+}
+
 /// The item whose metadata's own `"name"` key is at `at`: `Ok(None)` when
 /// that key is nested deeper (a label, an owner reference), `Err` when the
 /// item does not start as `start` (`{"apiVersion":…,"kind":…,`) right
-/// before its `"metadata":{`. The answer has no escapes.
+/// before its `"metadata":{`.
 fn item_of_name<'a>(raw: &'a [u8], at: usize, start: &[u8]) -> Result<Option<&'a [u8]>, ()> {
     let metadata = b"\"metadata\":{";
-    let Some(m) =
-        memchr::memrchr_iter(b'"', &raw[..at]).find(|&q| raw[q..at].starts_with(metadata))
+    let Some(m) = memchr::memrchr_iter(b'"', &raw[..at])
+        .find(|&q| raw[q..at].starts_with(metadata) && !escaped(raw, q))
     else {
         return Err(());
     };
@@ -240,35 +245,67 @@ fn item_of_name<'a>(raw: &'a [u8], at: usize, start: &[u8]) -> Result<Option<&'a
     Ok(Some(&raw[from..from + len]))
 }
 
-/// The nesting depth at the end of `bytes`, which starts outside any string
-/// and has no escapes; `None` when it closes more than it opens, or ends
-/// inside a string.
+/// The nesting depth at the end of `bytes`, which starts outside any
+/// string; `None` when it closes more than it opens, or ends inside a
+/// string.
 fn depth_after(bytes: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
-    let mut in_string = false;
+    let mut string = Strings::default();
     for &b in bytes {
-        match (in_string, b) {
-            (true, b'"') | (false, b'"') => in_string = !in_string,
-            (true, _) => {}
-            (false, b'{' | b'[') => depth += 1,
-            (false, b'}' | b']') => depth = depth.checked_sub(1)?,
+        if string.inside(b) {
+            continue;
+        }
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
             _ => {}
         }
     }
-    (!in_string).then_some(depth)
+    (!string.open).then_some(depth)
 }
 
-/// The length of the object that `bytes` starts with (`{` … its `}`), which
-/// has no escapes; `None` when it does not close.
+/// Where a forward walk over JSON text is: inside a string or not, and
+/// whether the last byte was an escape's backslash.
+#[derive(Default)]
+struct Strings {
+    open: bool,
+    escape: bool,
+}
+
+impl Strings {
+    /// Takes the next byte; whether it is part of a string (its quotes
+    /// included).
+    fn inside(&mut self, b: u8) -> bool {
+        if self.open {
+            if self.escape {
+                self.escape = false;
+            } else if b == b'\\' {
+                self.escape = true;
+            } else if b == b'"' {
+                self.open = false;
+            }
+            true
+        } else if b == b'"' {
+            self.open = true;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The length of the object that `bytes` starts with (`{` … its `}`);
+/// `None` when it does not close.
 fn object_len(bytes: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
-    let mut in_string = false;
+    let mut string = Strings::default();
     for (i, &b) in bytes.iter().enumerate() {
-        match (in_string, b) {
-            (true, b'"') | (false, b'"') => in_string = !in_string,
-            (true, _) => {}
-            (false, b'{' | b'[') => depth += 1,
-            (false, b'}' | b']') => {
+        if string.inside(b) {
+            continue;
+        }
+        match b {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
                     return Some(i + 1);
@@ -349,17 +386,88 @@ mod tests {
         for name in ["ghost", "owner", "", "c-", "d", "Subnet"] {
             assert_eq!(find(&raw, name), Item::Absent, "{name}");
         }
-        // No object can have a name that would need an escape.
-        assert_eq!(find(&raw, "a\"b"), Item::Absent);
-        assert_eq!(find(&raw, "a\u{1}"), Item::Absent);
+        // A name that would need an escape is left to the decoder (the
+        // caller looks for none: it is no valid object name).
+        assert_eq!(find(&raw, "a\"b"), Item::Unknown);
+        assert_eq!(find(&raw, "a\u{1}"), Item::Unknown);
+    }
+
+    #[test]
+    fn escapes_elsewhere_do_not_hide_a_name() {
+        // JSON in an annotation, a value ending in a backslash, a key that
+        // ends in an escaped `"name` and one that is the text `"name":"ab"`.
+        let raw = list(&[
+            r#"{"annotations":{"cattle.io/status":"{\"name\":\"ab\",\"x\":[\"}\"]}","k":"c:\\"},"name":"ab"}"#,
+            r#"{"annotations":{"\"name":"ab"},"name":"cd"}"#,
+            r#"{"annotations":{"\"name\":\"ef\"":"x"},"name":"gh"}"#,
+        ]);
+        assert!(
+            found(&raw, "ab")
+                .is_some_and(|a| a.ends_with(r#""name":"ab"}}"#) && a.contains("cattle.io"))
+        );
+        assert!(found(&raw, "cd").is_some_and(|c| c.ends_with(r#""name":"cd"}}"#)));
+        assert!(found(&raw, "gh").is_some());
+        assert_eq!(find(&raw, "ef"), Item::Absent);
+        // Every item found is one JSON object, escapes and all.
+        for name in ["ab", "cd", "gh"] {
+            let item = found(&raw, name).expect("found");
+            assert!(
+                serde_json::from_str::<serde_json::Value>(&item).is_ok(),
+                "{item}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// What the scan finds is what decoding the list finds: the object of
+        /// that name, or none; it may only give up (`Unknown`).
+        #[test]
+        fn found_as_decoded(
+            items in proptest::collection::vec(
+                (0..4usize, proptest::collection::vec((0..6usize, 0..6usize), 0..3), proptest::bool::ANY),
+                0..5),
+            asked in 0..4usize,
+        ) {
+            const NAMES: [&str; 4] = ["a", "ab", "name", "b-c.d"];
+            const TEXTS: [&str; 6] = ["name", "a", "\\\"name\\\":\\\"a\\\"", "x\\\\", "{[", "ab"];
+            let metadata: Vec<String> = items
+                .iter()
+                .map(|(n, pairs, owner)| {
+                    let labels: Vec<String> = pairs
+                        .iter()
+                        .map(|&(k, v)| format!(r#""{}":"{}""#, TEXTS[k], TEXTS[v]))
+                        .collect();
+                    let owner = if *owner {
+                        format!(r#","ownerReferences":[{{"kind":"X","name":"{}"}}]"#, NAMES[(n + 1) % 4])
+                    } else {
+                        String::new()
+                    };
+                    format!(r#"{{"labels":{{{}}},"name":"{}"{owner}}}"#, labels.join(","), NAMES[*n])
+                })
+                .collect();
+            let metadata: Vec<&str> = metadata.iter().map(String::as_str).collect();
+            let raw = list(&metadata);
+            let decoded: serde_json::Value = serde_json::from_str(&raw).expect("valid JSON");
+            let want = decoded["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .find(|item| item["metadata"]["name"] == NAMES[asked])
+                .cloned();
+            match item_named(raw.as_bytes(), "kubeovn.io/v1", "Subnet", NAMES[asked]) {
+                Item::Found(item) => {
+                    let got: serde_json::Value = serde_json::from_slice(item).expect("an object");
+                    proptest::prop_assert_eq!(Some(got), want);
+                }
+                Item::Absent => proptest::prop_assert_eq!(None, want),
+                Item::Unknown => {}
+            }
+        }
     }
 
     #[test]
     fn an_answer_the_scan_cannot_read_is_left_to_the_decoder() {
         for raw in [
-            // An escape anywhere.
-            list(&[r#"{"name":"a\u0062"}"#]),
-            list(&[r#"{"annotations":{"k":"\""},"name":"x"}"#]),
             // Whitespace after a key's colon, and `"name"` as a value.
             list(&[r#"{"name": "ab"}"#]),
             list(&[r#"{"labels":{"k":"name"},"name":"x"}"#]),

@@ -9,7 +9,7 @@ use crate::checks::static_ip::network::{
     LOGICAL_SWITCH, Nic, annotation, attachments, primary, split_items,
 };
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
-use crate::checks::static_ip::pools::{Pool, is_address_pool};
+use crate::checks::static_ip::pools::{Pool, is_address_pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::{Ip, Subnet};
@@ -204,7 +204,8 @@ impl<'r, 'c> Checker<'r, 'c> {
             check_family_uniqueness(nic.ip_address)?;
             split_items(nic.ip_address)
         };
-        let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool));
+        let pool = (is_address_pool(nic.ip_pool) && !is_pool_name(nic.ip_pool))
+            .then(|| Pool::parse(nic.ip_pool));
         if items.is_empty() && pool.is_none() {
             return self.pool_name(nic.ip_pool);
         }
@@ -246,9 +247,10 @@ impl<'r, 'c> Checker<'r, 'c> {
         Ok(())
     }
 
-    /// An `ip_pool` naming an IPPool: the IPPool must exist.
+    /// An `ip_pool` naming an IPPool, as upstream's webhook tells a name
+    /// from addresses: the IPPool must exist.
     pub fn pool_name(&self, pool: &str) -> Result<(), Denial> {
-        if pool.is_empty() || is_address_pool(pool) {
+        if !is_pool_name(pool) {
             return Ok(());
         }
         if self.cluster.ippool_exists(pool)? {

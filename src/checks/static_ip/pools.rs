@@ -16,6 +16,16 @@ pub fn is_address_pool(pool: &str) -> bool {
         && (pool.contains(',') || pool.contains(';') || parse_ip(pool.trim()).is_some())
 }
 
+/// An `ip_pool` that upstream's webhook reads as an IPPool's name: no `,`
+/// (nor `;`, which I4 splits) and, as written, no address Go parses
+/// (`net.ParseIP(ip_pool) == nil`, `ValidatePodNetwork` and
+/// `checkIPConflict`'s caller at 1533681d7a6b). A lone address with spaces
+/// around it is one: the webhook refuses it as an IPPool that does not
+/// exist before kube-ovn-controller, which trims it, is ever asked.
+pub fn is_pool_name(pool: &str) -> bool {
+    !pool.is_empty() && !pool.contains([',', ';']) && parse_ip(pool).is_none()
+}
+
 /// An `ip_pool` of addresses: every address as upstream's conflict check
 /// reads it (I4), and the groups that kube-ovn-controller's
 /// `acquireStaticAddressHelper` allocates whole (I13).

@@ -253,8 +253,15 @@ fn labelled_field_masks(kind: &ApiResource) -> &'static [&'static str] {
 /// The label kube-ovn-controller puts on every IP CR it writes, naming its subnet.
 pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
 
-/// The fields of a Vpc a Subnet CREATE reads.
-pub const VPC_FIELD_MASKS: [&str; 3] = ["spec.namespaces", "status.default", "status.standby"];
+/// The fields of a Vpc a Subnet CREATE reads, and the Subnets
+/// kube-ovn-controller lists in its status (a Subnet named by a request is
+/// looked for there first).
+pub const VPC_FIELD_MASKS: [&str; 4] = [
+    "spec.namespaces",
+    "status.default",
+    "status.standby",
+    "status.subnets",
+];
 
 /// The fields of an OVN NAT rule a Vpc DELETE reads.
 pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
@@ -433,8 +440,24 @@ impl<H: Host> HostCluster<H> {
         .map_err(|e| LookupError::get(&kinds::SUBNET, name, None, e.why))
     }
 
-    /// Whether a Subnet of that name exists, from every Subnet's metadata.
+    /// Whether a Subnet of that name exists. kube-ovn-controller lists every
+    /// OVN Subnet of a VPC in the Vpc's `status.subnets` (`getVpcSubnets`,
+    /// `pkg/controller/vpc.go` at 1533681d7a6b, after each change of a
+    /// Subnet): a few objects, where every Subnet's metadata is hundreds, so
+    /// a Subnet in use is found there. A name found in no Vpc (a Subnet of
+    /// another provider, one created moments ago, a name that exists
+    /// nowhere) is looked for among every Subnet's metadata.
     fn subnet_exists(&self, name: &str) -> Lookup<bool> {
+        if !is_dns1123_subdomain(name) {
+            return Ok(false);
+        }
+        if let Ok(vpcs) = self.vpcs()
+            && vpcs
+                .iter()
+                .any(|vpc| vpc.status.subnets.iter().any(|s| s == name))
+        {
+            return Ok(true);
+        }
         self.named(
             &self.subnet_names,
             &kinds::SUBNET,

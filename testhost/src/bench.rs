@@ -42,6 +42,20 @@ pub fn subnet(name: &str, cidr: &str, gateway: &str) -> Value {
     })
 }
 
+/// The default VPC as kube-ovn-controller keeps it: every OVN Subnet of
+/// the VPC in `status.subnets` (`handleUpdateVpcStatus`).
+pub fn default_vpc(subnets: Vec<String>) -> Value {
+    json!({
+        "apiVersion": "kubeovn.io/v1", "kind": "Vpc",
+        "metadata": {"name": "ovn-cluster", "finalizers": ["kubeovn.io/kube-ovn-controller"],
+                     "uid": "5b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a41", "resourceVersion": "123400",
+                     "generation": 1, "creationTimestamp": "2026-11-01T09:59:00Z"},
+        "spec": {},
+        "status": {"default": true, "defaultLogicalSwitch": "ovn-default", "router": "ovn-cluster",
+                   "standby": true, "subnets": subnets}
+    })
+}
+
 /// An IP CR as `createOrUpdateIPCR` writes it.
 pub fn ip(pod: &str, namespace: &str, subnet: &str, address: Ipv4Addr, node: usize) -> Value {
     let o = address.octets();
@@ -80,6 +94,7 @@ pub fn recorded_pod_cluster(ips: usize, subnets: usize) -> Result<ClusterState, 
 
 fn generated_pods(ips: usize, subnets: usize, record: bool) -> Result<ClusterState, BoxError> {
     let mut cluster = ClusterState::default();
+    cluster.push("vpcs", default_vpc((0..subnets).map(subnet_name).collect()))?;
     let prefix = if subnets == 1 { 12 } else { 18 };
     let per_subnet = ips.div_ceil(subnets.max(1));
     for j in 0..subnets {

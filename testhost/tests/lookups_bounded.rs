@@ -158,8 +158,9 @@ fn lists_are_kind_wide_or_narrowed_to_what_exists() {
         "lists narrowed to what does not exist"
     );
     // Every IP list is by an existing subnet, without the label, or whole;
-    // Subnet lists: every Subnet, and the one subnet named that exists.
-    assert!(lists.len() <= 8, "{lists:#?}");
+    // Subnet lists: every Subnet, and the one subnet named that exists;
+    // every Vpc (whose status names its Subnets), every IPPool and Namespace.
+    assert!(lists.len() <= 9, "{lists:#?}");
     // I15's own-IP GETs are per pod: never cached by the policy-server.
     for get in &gets {
         assert_eq!(get["disable_cache"], json!(true), "{get}");

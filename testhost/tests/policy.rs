@@ -116,10 +116,11 @@ fn seed_example_is_denied_with_upstreams_message() {
             "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
         )
     );
-    // The pod names its subnet: its name is found among every Subnet's,
-    // then the Subnet (it has no record of what is in use, I15), then two
-    // narrow lookups find the conflict: the IPs labelled with the subnet,
-    // and those without the label.
+    // The pod names its subnet: its name is looked for in the Vpcs' status
+    // (this cluster has none) and found among every Subnet's, then the
+    // Subnet (it has no record of what is in use, I15), then two narrow
+    // lookups find the conflict: the IPs labelled with the subnet, and
+    // those without the label.
     let ops: Vec<(&str, &str, &str)> = calls
         .iter()
         .map(|c| {
@@ -133,6 +134,7 @@ fn seed_example_is_denied_with_upstreams_message() {
     assert_eq!(
         ops,
         [
+            ("list_resources_all", "Vpc", ""),
             ("list_resources_all", "Subnet", ""),
             ("list_resources_all", "Subnet", ""),
             (
@@ -143,13 +145,13 @@ fn seed_example_is_denied_with_upstreams_message() {
             ("list_resources_all", "IP", "!ovn.kubernetes.io/subnet"),
         ]
     );
-    assert_eq!(calls[0].payload["field_selector"], Value::Null);
-    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(calls[1].payload["field_selector"], Value::Null);
+    assert_eq!(calls[1].payload["field_masks"], json!(["metadata"]));
     assert_eq!(
-        calls[1].payload["field_selector"],
+        calls[2].payload["field_selector"],
         json!("metadata.name=ovn-default")
     );
-    for call in &calls[2..4] {
+    for call in &calls[3..5] {
         assert_eq!(
             call.payload["field_masks"],
             json!([
@@ -191,6 +193,7 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
         [
             "list_resources_all Namespace",
             "list_resources_all Subnet",
+            "list_resources_all Vpc",
             "list_resources_all Subnet",
             "list_resources_all Subnet",
             "list_resources_all IP",
@@ -202,9 +205,9 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
     // Subnet, once its name is found among every Subnet's, from a watch
     // cache narrowed to it: no API request once the caches are filled.
     assert_eq!(calls[0].payload["field_selector"], Value::Null);
-    assert_eq!(calls[2].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(calls[3].payload["field_masks"], json!(["metadata"]));
     assert_eq!(
-        calls[3].payload["field_selector"],
+        calls[4].payload["field_selector"],
         json!("metadata.name=ovn-default")
     );
 }
@@ -216,6 +219,10 @@ fn recorded_cluster() -> ClusterState {
     let mut state = cluster_json();
     state["subnets"][0]["status"] =
         json!({"v4usingIPs": 2, "v4usingIPrange": "10.16.0.15,10.16.0.20"});
+    // kube-ovn-controller lists the VPC's Subnets in its status.
+    state["vpcs"] = json!([{"apiVersion": "kubeovn.io/v1", "kind": "Vpc",
+                             "metadata": {"name": "ovn-cluster"},
+                             "status": {"default": true, "standby": true, "subnets": ["ovn-default"]}}]);
     for (name, pod, address) in [
         ("app-1.default", "app-1", "10.16.0.20"),
         ("stale.default", "stale", "10.16.0.30"),
@@ -256,13 +263,14 @@ fn a_subnets_record_spares_the_ip_lookups() {
             .collect();
         (verdict, ops, calls)
     };
-    // Free by the record: only the Subnet (its name found among every
-    // Subnet's), whose masks carry the record.
+    // Free by the record: only the Subnet (its name found in the Vpc's
+    // status, so every Subnet's metadata is not read), whose masks carry
+    // the record.
     let (verdict, ops, calls) = ask("10.16.0.30", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
         ops,
-        ["list_resources_all Subnet ", "list_resources_all Subnet "]
+        ["list_resources_all Vpc ", "list_resources_all Subnet "]
     );
     assert_eq!(
         calls[1].payload["field_masks"],
@@ -283,7 +291,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
     assert_eq!(
         ops,
         [
-            "list_resources_all Subnet ",
+            "list_resources_all Vpc ",
             "list_resources_all Subnet ",
             "get_resource IP app-1.default"
         ]
@@ -301,7 +309,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
     assert_eq!(
         ops,
         [
-            "list_resources_all Subnet ",
+            "list_resources_all Vpc ",
             "list_resources_all Subnet ",
             "get_resource IP app-1.default",
             "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
@@ -314,7 +322,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
     assert_eq!(
         ops,
         [
-            "list_resources_all Subnet ",
+            "list_resources_all Vpc ",
             "list_resources_all IP ovn.kubernetes.io/subnet=ovn-default",
             "list_resources_all IP !ovn.kubernetes.io/subnet",
         ]
@@ -630,7 +638,12 @@ fn subnet_create_lists_subnets_and_vpcs_with_field_masks() {
     );
     assert_eq!(
         calls[1].payload["field_masks"],
-        json!(["spec.namespaces", "status.default", "status.standby"])
+        json!([
+            "spec.namespaces",
+            "status.default",
+            "status.standby",
+            "status.subnets"
+        ])
     );
 
     // Overlap with ovn-default, whose vpc is set, while the new one's is empty (I8).
@@ -809,20 +822,21 @@ fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
     assert_eq!(
         operations(&calls),
         [
+            "list_resources_all Vpc",
             "list_resources_all Subnet",
             "list_resources_all Subnet",
             "list_resources_all IPPool"
         ]
     );
     assert_eq!(
-        calls[1].payload["field_selector"],
+        calls[2].payload["field_selector"],
         "metadata.name=ovn-default"
     );
     // Every pool, one watch cache whatever the pool or subnet asked about.
-    assert_eq!(calls[2].payload["label_selector"], Value::Null);
-    assert_eq!(calls[2].payload["field_selector"], Value::Null);
+    assert_eq!(calls[3].payload["label_selector"], Value::Null);
+    assert_eq!(calls[3].payload["field_selector"], Value::Null);
     assert_eq!(
-        calls[2].payload["field_masks"],
+        calls[3].payload["field_masks"],
         json!(["spec.ips", "spec.subnet"])
     );
 
@@ -854,22 +868,26 @@ fn vip_and_ip_get_their_subnet_by_name() {
         .validate(&vip, &json!({}), cluster())
         .expect("answer");
     assert!(verdict.accepted, "{verdict:?}");
-    // The name is found among every Subnet's, then read from a watch cache
-    // narrowed to it.
+    // The name is looked for in the Vpcs' status (none here) and found
+    // among every Subnet's, then read from a watch cache narrowed to it.
     assert_eq!(
         operations(&calls),
-        ["list_resources_all Subnet", "list_resources_all Subnet"]
+        [
+            "list_resources_all Vpc",
+            "list_resources_all Subnet",
+            "list_resources_all Subnet"
+        ]
     );
-    assert_eq!(calls[0].payload["field_selector"], Value::Null);
-    assert_eq!(calls[0].payload["field_masks"], json!(["metadata"]));
+    assert_eq!(calls[1].payload["field_selector"], Value::Null);
+    assert_eq!(calls[1].payload["field_masks"], json!(["metadata"]));
     assert_eq!(
-        calls[1].payload["field_selector"],
+        calls[2].payload["field_selector"],
         "metadata.name=ovn-default"
     );
     // One mask set for every Subnet by name, I15's record included, so
     // each name keeps one watch cache.
     assert_eq!(
-        calls[1].payload["field_masks"],
+        calls[2].payload["field_masks"],
         json!([
             "spec.cidrBlock",
             "spec.excludeIps",
@@ -891,8 +909,11 @@ fn vip_and_ip_get_their_subnet_by_name() {
         (verdict.code, verdict.message.as_deref()),
         (Some(400), Some("Subnet.kubeovn.io \"abc\" not found"))
     );
-    assert_eq!(operations(&calls), ["list_resources_all Subnet"]);
-    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    assert_eq!(
+        operations(&calls),
+        ["list_resources_all Vpc", "list_resources_all Subnet"]
+    );
+    assert_eq!(calls[1].payload["field_selector"], Value::Null);
 
     // Not a valid object name: it cannot exist, and it is not asked for.
     let mut odd = vip;

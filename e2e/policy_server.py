@@ -57,6 +57,19 @@ from webhooks import dump_policies_yml, load_cluster_admission_policies, policy_
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def deployed_env(path=ROOT / "deploy/policy-server.yaml"):
+    """The environment deploy/'s PolicyServer gives policy-server (`spec.env`):
+    the tests run it as shipped. A variable already set in the environment
+    wins, so a measurement can set another value (TOKIO_WORKER_THREADS=2)."""
+    import yaml
+
+    for doc in yaml.safe_load_all(Path(path).read_text()):
+        if doc and doc.get("kind") == "PolicyServer":
+            env = {e["name"]: str(e["value"]) for e in doc["spec"].get("env") or [] if "value" in e}
+            return {k: v for k, v in env.items() if k not in os.environ}
+    return {}
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -140,7 +153,8 @@ class PolicyServer:
         # With RUST_BACKTRACE=1 a failed host call carries a backtrace:
         # messages must stay one line. Capturing one costs milliseconds, so
         # the benchmark turns it off.
-        env = dict(os.environ, KUBECONFIG=str(kubeconfig), NO_COLOR="1", RUST_BACKTRACE="1" if backtrace else "0")
+        env = dict(os.environ, **deployed_env(), KUBECONFIG=str(kubeconfig), NO_COLOR="1",
+                   RUST_BACKTRACE="1" if backtrace else "0")
         started = time.monotonic()
         self.proc = subprocess.Popen(
             [

@@ -337,6 +337,11 @@ def check_policy_servers(docs, servers, used_kinds):
             problem(here, "no priorityClassName")
         elif not priority.startswith("system-") and ("PriorityClass", "", priority) not in defined:
             problem(here, f"PriorityClass {priority!r} is not defined in deploy/")
+        env = {e.get("name"): e.get("value") for e in spec.get("env") or []}
+        for variable, value in RUNTIME_ENV.items():
+            if env.get(variable) != value:
+                problem(here, f"env {variable}={env.get(variable)!r}, not {value!r}: docs/stall.md, "
+                        "What an operator can do")
         sa = spec.get("serviceAccountName")
         if not sa or ("ServiceAccount", KUBEWARDEN_NAMESPACE, sa) not in defined:
             problem(here, f"ServiceAccount {KUBEWARDEN_NAMESPACE}/{sa} is not defined in deploy/")
@@ -353,6 +358,12 @@ def check_policy_servers(docs, servers, used_kinds):
                 problem(here, f"ServiceAccount {sa} lacks {missing} for {kind} lookups")
         for extra in sorted(granted - wanted):
             problem(here, f"ServiceAccount {sa} is granted {extra}, which no lookup needs")
+
+
+# The policy-server's environment as docs/stall.md decides it: one thread
+# for its async runtime, which keeps a new watch cache's first LIST from
+# being lost (measured there, with its cost).
+RUNTIME_ENV = {"TOKIO_WORKER_THREADS": "1"}
 
 
 # The namespaced kinds that can name a PolicyServer: any namespace user
@@ -511,6 +522,8 @@ MISTAKES = [
      "policyServer 'kube-ovm' is not defined"),
     ("deploy/policy-server.yaml", "replicas: 3", "replicas: \"3\"", "'3' is not of type 'integer'"),
     ("deploy/policy-server.yaml", "minAvailable: 2", "minAvailble: 2", "'minAvailble' was unexpected"),
+    ("deploy/policy-server.yaml", 'TOKIO_WORKER_THREADS\n      value: "1"', 'TOKIO_WORKER_THREADS\n      value: "2"',
+     "env TOKIO_WORKER_THREADS='2', not '1'"),
     ("deploy/policy-server.yaml", "preemptionPolicy: PreemptLowerPriority", "preemptionPolicy: 7",
      "Kubernetes 1.30.0: preemptionPolicy: 7 is not of type"),
     ("deploy/admission-controller-values.yaml", "reportCRDsKind", "reportCrdsKind",

@@ -451,10 +451,10 @@ impl<H: Host> HostCluster<H> {
         if !is_dns1123_subdomain(name) {
             return Ok(false);
         }
-        if let Ok(vpcs) = self.vpcs()
-            && vpcs
-                .iter()
-                .any(|vpc| vpc.status.subnets.iter().any(|s| s == name))
+        if self
+            .vpcs()?
+            .iter()
+            .any(|vpc| vpc.status.subnets.iter().any(|s| s == name))
         {
             return Ok(true);
         }

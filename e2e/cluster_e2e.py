@@ -20,6 +20,9 @@ Tests, each with exact expectations:
 - exclusions: matchConditions and the exclusions as shipped;
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
+- adversary: a tenant's invented names, thousands of attachments and
+  20 000-address pools against the policy-server's watches, memory and
+  latency (e2e/adversary.py);
 - scaffold: the manifest Artifact Hub's install text makes (e2e/scaffold.py)
   on the PolicyServer `default`'s permissions, without and with
   --allow-context-aware (last: it removes deploy/'s webhooks).
@@ -43,6 +46,8 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import adversary  # noqa: E402
+from bench_kube_apiserver import AuditCounter, audit_of_policy_server  # noqa: E402
 from checks import Checks  # noqa: E402
 from conformance_kwctl import case_files, compare  # noqa: E402
 from controlplane import ControlPlane, stop_process  # noqa: E402
@@ -76,6 +81,7 @@ class WebhookServer:
         self.policies = policies
         self.cert, self.key = make_certificate(folder)
         self.port = free_port()
+        self.workers = 2
         self.proc = None
 
     def start(self, settings=None):
@@ -94,7 +100,7 @@ class WebhookServer:
                 "--readiness-probe-port", str(ready), "--policies", str(self.folder / "policies.yml"),
                 "--cert-file", str(self.cert), "--key-file", str(self.key),
                 "--policies-download-dir", str(self.folder), "--sigstore-cache-dir", str(self.folder / "sigstore"),
-                "--workers", "2", "--log-no-color",
+                "--workers", str(self.workers), "--log-no-color",
             ],
             stdout=self.log, stderr=subprocess.STDOUT, env=env,
         )
@@ -494,6 +500,15 @@ class Suite(Checks):
                    not got["allowed"] and got["code"] == 400 and "forbidden" in (got["message"] or "").lower(), got["raw"])
 
 
+    def test_adversary(self):
+        """A tenant's requests against the policy-server's watches, memory and latency (e2e/adversary.py)."""
+        try:
+            adversary.run(self, self.audit, STATIC_IP_WEBHOOK)
+        finally:
+            # The attack's watches and workers go with the server.
+            self.server.restart()
+            self.wait_for_webhooks()
+
     def test_scaffold(self):
         """Artifact Hub's install box (e2e/scaffold.py): deploy/'s webhooks
         removed, the scaffolded policy's rendered (webhooks.py) and served on
@@ -524,6 +539,11 @@ class Suite(Checks):
             finally:
                 server.stop()
                 self.kubectl("delete", "validatingwebhookconfiguration", policy_id(policy))
+
+
+# The adversary test's requests by default: what fits in its share of CI's
+# 3 minutes on two cores.
+ADVERSARY_REQUESTS = 10000
 
 
 def settings_of(key):
@@ -576,18 +596,32 @@ def main():
     parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
     parser.add_argument("--only", action="append",
-                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, scaffold)")
+                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, adversary, scaffold)")
     parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    adv = parser.add_argument_group("adversary")
+    adv.add_argument("--adversary-requests", type=int, default=ADVERSARY_REQUESTS,
+                     help=f"adversarial requests to send (default {ADVERSARY_REQUESTS}: what fits in CI's time; "
+                          "issue 37's target is 10000)")
+    adv.add_argument("--adversary-seconds", type=float, default=90, help="the most the attack may take")
+    adv.add_argument("--adversary-clients", type=int, default=3, help="adversarial clients at once")
+    adv.add_argument("--adversary-rate", type=float, default=0, help="adversarial requests a second, at most (0: no bound)")
+    adv.add_argument("--adversary-attachments", type=int, default=2500, help="attachments of the largest pods")
+    adv.add_argument("--adversary-big-every", type=int, default=100,
+                     help="one request in this many is a large one (thousands of attachments, 20 000-address pools)")
+    adv.add_argument("--adversary-baseline", type=int, default=40, help="legitimate requests timed without the attack")
     args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "scaffold"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "adversary", "scaffold"]
     folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
     started = time.monotonic()
     suite = None
     try:
-        with ControlPlane() as cp:
+        # The API server's audit log records the policy-server's watches (adversary).
+        audit_log, audit_args = audit_of_policy_server(folder, verbs=["watch"])
+        with ControlPlane(apiserver_args=audit_args) as cp:
             suite = Suite(args, cp, folder)
+            suite.audit = AuditCounter(audit_log)
             suite.setup()
             for name in tests:
                 t0 = time.monotonic()

@@ -108,6 +108,7 @@ class AuditCounter:
         self.offset = 0
         self.counts = {}
         self.started = {}  # audit ID: requestURI, of each watch open
+        self.opened = []  # requestURI of every watch started, in the log's order
         self.watches_open = self.watches_peak = 0
         self.gets = []  # seconds from request received to response complete, per GET
         self.lock = threading.Lock()
@@ -132,6 +133,12 @@ class AuditCounter:
         with self.lock:
             return list(self.started.values())
 
+    def watches_started(self, since=0):
+        """The requestURI of every watch started (from the `since`-th on), open or ended."""
+        self.snapshot()
+        with self.lock:
+            return self.opened[since:]
+
     def get_seconds(self):
         """The API server's own time of every GET so far, in the log's order."""
         self.snapshot()
@@ -146,6 +153,7 @@ class AuditCounter:
             if stage == "ResponseStarted":
                 self.counts["watch"] = self.counts.get("watch", 0) + 1
                 self.started[audit_id] = event.get("requestURI", "")
+                self.opened.append(self.started[audit_id])
                 self.watches_open += 1
                 self.watches_peak = max(self.watches_peak, self.watches_open)
             elif stage in ("ResponseComplete", "Panic"):

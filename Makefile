@@ -370,8 +370,9 @@ e2e-unit:
 
 # The policy judged by a real kube-apiserver (e2e/cluster_e2e.py): deploy/
 # applied as shipped, the seed's demo, every conformance case as real
-# objects, the exclusions, the failure policy and RBAC; served by kop-serve
-# here, by Kubewarden's policy-server in e2e-cluster-kubewarden.
+# objects, the exclusions, the failure policy, RBAC and a tenant's adversarial
+# requests (e2e/adversary.py); served by kop-serve here, by Kubewarden's
+# policy-server in e2e-cluster-kubewarden.
 e2e-cluster: policy.wasm cluster-bin kop-serve
 	python3 e2e/cluster_e2e.py policy.wasm --server target/host/kop-serve
 

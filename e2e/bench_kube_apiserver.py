@@ -85,6 +85,21 @@ class Connection:
             self.conn.close()
 
 
+def audit_of_policy_server(folder, verbs=None):
+    """(the audit log's path, kube-apiserver's arguments) to audit the
+    policy-server's requests (`verbs` only, if given) and nobody else's."""
+    rule = {"level": "Metadata", "users": [USER]}
+    if verbs:
+        rule["verbs"] = list(verbs)
+    policy = Path(folder) / "audit-policy.yaml"
+    policy.write_text(yaml.safe_dump({
+        "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
+        "rules": [rule, {"level": "None"}],
+    }))
+    audit_log = Path(folder) / "audit.log"
+    return audit_log, ["--audit-policy-file", policy, "--audit-log-path", audit_log, "--audit-log-format", "json"]
+
+
 class AuditCounter:
     """The policy-server's requests, read from the audit log as it grows."""
 
@@ -92,7 +107,8 @@ class AuditCounter:
         self.path = Path(path)
         self.offset = 0
         self.counts = {}
-        self.started = set()
+        self.started = {}  # audit ID: requestURI, of each watch open
+        self.opened = []  # requestURI of every watch started, in the log's order
         self.watches_open = self.watches_peak = 0
         self.gets = []  # seconds from request received to response complete, per GET
         self.lock = threading.Lock()
@@ -111,6 +127,18 @@ class AuditCounter:
                 self._event(json.loads(line))
             return dict(self.counts, watches_open=self.watches_open, watches_peak=self.watches_peak)
 
+    def open_watches(self):
+        """The requestURI of every watch open now (its query names the list)."""
+        self.snapshot()
+        with self.lock:
+            return list(self.started.values())
+
+    def watches_started(self, since=0):
+        """The requestURI of every watch started (from the `since`-th on), open or ended."""
+        self.snapshot()
+        with self.lock:
+            return self.opened[since:]
+
     def get_seconds(self):
         """The API server's own time of every GET so far, in the log's order."""
         self.snapshot()
@@ -124,12 +152,13 @@ class AuditCounter:
         if verb == "watch":
             if stage == "ResponseStarted":
                 self.counts["watch"] = self.counts.get("watch", 0) + 1
-                self.started.add(audit_id)
+                self.started[audit_id] = event.get("requestURI", "")
+                self.opened.append(self.started[audit_id])
                 self.watches_open += 1
                 self.watches_peak = max(self.watches_peak, self.watches_open)
             elif stage in ("ResponseComplete", "Panic"):
                 if audit_id in self.started:
-                    self.started.discard(audit_id)
+                    del self.started[audit_id]
                     self.watches_open -= 1
                 else:  # refused before it started: a watch request all the same
                     self.counts["watch"] = self.counts.get("watch", 0) + 1
@@ -147,15 +176,8 @@ class KubeApiServer:
 
     def __init__(self, folder, cluster, connections=16, log=print):
         self.folder = Path(folder)
-        policy = self.folder / "audit-policy.yaml"
-        policy.write_text(yaml.safe_dump({
-            "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived"],
-            "rules": [{"level": "Metadata", "users": [USER]}, {"level": "None"}],
-        }))
-        audit_log = self.folder / "audit.log"
-        self.cp = ControlPlane(apiserver_args=[
-            "--audit-policy-file", policy, "--audit-log-path", audit_log, "--audit-log-format", "json",
-        ])
+        audit_log, args = audit_of_policy_server(self.folder)
+        self.cp = ControlPlane(apiserver_args=args)
         self.stats = AuditCounter(audit_log)
         started = time.monotonic()
         self.cp.__enter__()  # stop() leaves it; the children die with this process

@@ -28,7 +28,8 @@ def _material(entry, key, folder):
 class Api:
     """Requests to the API server a kubeconfig names, as its current user."""
 
-    def __init__(self, kubeconfig):
+    def __init__(self, kubeconfig, keep_alive=False):
+        """`keep_alive`: one connection for every request (one thread's client)."""
         config = yaml.safe_load(Path(kubeconfig).read_text())
         context_name = config.get("current-context") or config["contexts"][0]["name"]
         context = next(c["context"] for c in config["contexts"] if c["name"] == context_name)
@@ -41,6 +42,8 @@ class Api:
         if cert:
             self.tls.load_cert_chain(cert, _material(user, "client-key", self._folder.name))
         self.token = user.get("token")
+        self.keep_alive = keep_alive
+        self._kept = None
 
     def request(self, method, path, body=None, *, params=None, user=None, groups=(), content_type=None, timeout=30):
         """(code, JSON body or text, warnings) of one request; an HTTP error is a code, not an exception.
@@ -59,17 +62,36 @@ class Api:
             headers.append(("Impersonate-User", user))
             headers.extend(("Impersonate-Group", g) for g in groups)
         parsed = urllib.parse.urlsplit(self.server)
-        connection = http.client.HTTPSConnection(parsed.hostname, parsed.port, context=self.tls, timeout=timeout)
-        try:
-            connection.putrequest(method, parsed.path + target, skip_accept_encoding=True)
-            for name, value in headers:
-                connection.putheader(name, value)
-            connection.endheaders(data)
-            response = connection.getresponse()
-            raw = response.read()
-            code, warnings = response.status, response.headers.get_all("Warning") or []
-        finally:
-            connection.close()
+        if self.keep_alive:
+            headers.append(("Connection", "keep-alive"))
+        for attempt in (1, 2):
+            connection = self._kept or http.client.HTTPSConnection(
+                parsed.hostname, parsed.port, context=self.tls, timeout=timeout)
+            reused, self._kept = self._kept is not None, None
+            try:
+                connection.timeout = timeout
+                if connection.sock is not None:
+                    connection.sock.settimeout(timeout)
+                connection.putrequest(method, parsed.path + target, skip_accept_encoding=True)
+                for name, value in headers:
+                    connection.putheader(name, value)
+                connection.endheaders(data)
+                response = connection.getresponse()
+                raw = response.read()
+                code, warnings = response.status, response.headers.get_all("Warning") or []
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                connection.close()
+                if reused and attempt == 1:
+                    continue  # the server closed a kept connection: once more on a new one
+                raise
+            except BaseException:
+                connection.close()
+                raise
+            if self.keep_alive and not response.will_close:
+                self._kept = connection
+            else:
+                connection.close()
+            break
         warnings = [_warning_text(w) for w in warnings]
         try:
             return code, json.loads(raw) if raw else None, warnings

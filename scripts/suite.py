@@ -41,7 +41,7 @@ STEPS = [
     ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),
     ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC, "
-     "the PolicyServer's guard"),
+     "the PolicyServer's guard, an adversary"),
     ("conformance-kwctl", "every conformance case in the real kwctl"),
     ("e2e-tests", "the test_data/ sessions through kwctl (bats)"),
     ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),

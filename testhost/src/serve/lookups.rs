@@ -5,7 +5,26 @@
 //! lock (`#[cached(time = 5, sync_writes = "default")]`), the field masks applied
 //! after; the lists from watch caches made on first use per (apiVersion, kind,
 //! namespace, label selector, field selector, field masks) and kept once
-//! filled.
+//! filled, for the server's life.
+//!
+//! Both caches keep what they hold for the process's life, as
+//! policy-server's do, so that a test through kop-serve sees the state a
+//! request leaves behind (CONTRACT §4, "Bounded by what exists"):
+//! - watch caches: client.rs `get_reflector_reader` inserts each filled
+//!   `Reflector` into `reflectors` by `Reflector::compute_id`
+//!   (reflector.rs:67-78) and nothing ever removes one;
+//! - `get_resource`'s cache: kubernetes.rs:101-117 at 3460bb71 (1.36) is
+//!   `#[cached(time = 5, result = true, sync_writes = "default", key =
+//!   "String", ...)]`, a `cached` 0.59 `TimedCache`: an expired entry is
+//!   dropped only when that same key is looked up again (stores/timed.rs
+//!   `cache_get`, `Status::Expired`), never otherwise, and nothing bounds
+//!   its size; `result = true` stores only an `Ok` (cached_proc_macro 0.27
+//!   cached.rs:171-176), so a failed GET (a 404 included) is never kept.
+//!   1.37's `#[cached(ttl = 5, ...)]` (`cached` 2.0 `TtlCache`) does the same:
+//!   every distinct key stays in memory for the process's life
+//!   (kubewarden/adm-controller#1950, fixed for 1.38). `disable_cache`
+//!   calls `get_resource` itself (callback_handler.rs:263-291): it neither
+//!   reads nor writes the cache.
 
 use crate::cluster;
 use crate::serve::kube::{ApiClient, HostError};
@@ -111,7 +130,10 @@ pub enum ListFailure {
 pub struct Lookups {
     api: Arc<ApiClient>,
     resources: RwLock<HashMap<(String, String), Resource>>,
+    /// `get_resource`'s cache: every key once fetched, with when (see above).
     gets: Mutex<HashMap<String, (Instant, Value)>>,
+    /// How long a cached GET answers: `GET_CACHE_TTL` (shorter in tests).
+    get_ttl: Duration,
     /// The watch caches that have filled, by `Reflector::compute_id`.
     caches: Arc<Mutex<HashMap<String, Arc<WatchCache>>>>,
 }
@@ -125,6 +147,7 @@ impl Lookups {
             api: Arc::new(api),
             resources: RwLock::new(HashMap::new()),
             gets: Mutex::new(HashMap::new()),
+            get_ttl: GET_CACHE_TTL,
             caches: Arc::new(Mutex::new(HashMap::new())),
         }
     }
@@ -210,10 +233,13 @@ impl Lookups {
                 .gets
                 .lock()
                 .map_err(|_| HostError::plain("get_resource cache poisoned"))?;
-            gets.retain(|_, (at, _)| at.elapsed() < GET_CACHE_TTL);
+            // `TimedCache::cache_get`: an expired entry goes only when its own
+            // key is asked for again; every other key stays, expired or not.
             match gets.get(&key) {
-                Some((_, object)) => object.clone(),
-                None => {
+                Some((at, object)) if at.elapsed() < self.get_ttl => object.clone(),
+                _ => {
+                    gets.remove(&key);
+                    // Only a success is kept (`result = true`).
                     let object = self.fetch(req)?;
                     gets.insert(key, (Instant::now(), object.clone()));
                     object
@@ -225,6 +251,11 @@ impl Lookups {
             .as_ref()
             .map(|m| m.iter().cloned().collect());
         Ok(cluster::fetched_object(&object, masks.as_deref()))
+    }
+
+    /// How many `get_resource` answers the cache holds, expired or not.
+    pub fn cached_gets(&self) -> usize {
+        self.gets.lock().map(|g| g.len()).unwrap_or(0)
     }
 
     /// `Client::get_resource`: kube-rs' `get_opt`, a 404 being "absent".
@@ -509,6 +540,76 @@ mod tests {
             ),
             ListFailure::TimedOut => panic!("not a wait"),
         }
+    }
+
+    #[test]
+    fn get_resource_cache_keeps_every_key_and_answers_within_its_ttl() {
+        let (url, seen) = api_server(vec![
+            (
+                "/api/v1",
+                200,
+                json!({"resources": [{"name": "configmaps", "kind": "ConfigMap", "namespaced": true}]}),
+            ),
+            (
+                "/api/v1/namespaces/a/configmaps/one",
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "one"}}),
+            ),
+            (
+                "/api/v1/namespaces/a/configmaps/two",
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "two"}}),
+            ),
+            (
+                "/api/v1/namespaces/a/configmaps/three",
+                200,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "three"}}),
+            ),
+            (
+                "/api/v1/namespaces/a/configmaps/missing",
+                404,
+                json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "message": "configmaps \"missing\" not found", "reason": "NotFound", "code": 404}),
+            ),
+        ]);
+        let mut lookups = Lookups::new(ApiClient::with_token(&url, Some("t")).unwrap());
+        lookups.get_ttl = Duration::from_millis(300);
+        let asked = |name: &str| {
+            let path = format!("/api/v1/namespaces/a/configmaps/{name}");
+            seen.lock().unwrap().iter().filter(|p| **p == path).count()
+        };
+        let one = get("one", "ConfigMap", "v1", Some("a"));
+        lookups.get(&one).unwrap();
+        lookups.get(&one).unwrap();
+        assert_eq!(asked("one"), 1, "answered from the cache within its TTL");
+        lookups
+            .get(&get("two", "ConfigMap", "v1", Some("a")))
+            .unwrap();
+        assert_eq!(lookups.cached_gets(), 2);
+
+        // A failed GET is not kept (`result = true`): asked again each time.
+        let missing = get("missing", "ConfigMap", "v1", Some("a"));
+        assert!(lookups.get(&missing).is_err());
+        assert!(lookups.get(&missing).is_err());
+        assert_eq!(asked("missing"), 2);
+        // `disable_cache` neither reads nor writes the cache.
+        let mut uncached = get("one", "ConfigMap", "v1", Some("a"));
+        uncached.disable_cache = true;
+        lookups.get(&uncached).unwrap();
+        assert_eq!(asked("one"), 2);
+        let mut three = get("three", "ConfigMap", "v1", Some("a"));
+        three.disable_cache = true;
+        lookups.get(&three).unwrap();
+        assert_eq!(lookups.cached_gets(), 2, "disable_cache adds no key");
+
+        // Past the TTL every key is still held (1.37 forgets none,
+        // adm-controller#1950); the one asked for again is fetched again.
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(lookups.cached_gets(), 2);
+        lookups.get(&one).unwrap();
+        assert_eq!(asked("one"), 3);
+        assert_eq!(asked("two"), 1);
+        assert_eq!(lookups.cached_gets(), 2);
     }
 
     #[test]

@@ -613,7 +613,7 @@ def main():
     adv = parser.add_argument_group("adversary")
     adv.add_argument("--adversary-requests", type=int, default=ADVERSARY_REQUESTS,
                      help=f"adversarial requests to send (default {ADVERSARY_REQUESTS}, issue 37's target)")
-    adv.add_argument("--adversary-seconds", type=float, default=90,
+    adv.add_argument("--adversary-seconds", type=float, default=110,
                      help="the most the attack may take (what it has not sent by then fails the test)")
     adv.add_argument("--adversary-clients", type=int, default=3, help="adversarial clients at once")
     adv.add_argument("--adversary-warm", type=int,

@@ -176,7 +176,7 @@ DEPLOY_POLICIES_YML = {
         "module": "file:///m/annotated-policy.wasm",
         "policyMode": "protect",
         "allowedToMutate": False,
-        "contextAwareResources": cars(("kubeovn.io/v1", "Subnet")),
+        "contextAwareResources": cars(("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc")),
         "settings": {},
         # no timeoutEvalSeconds in the policy: the key is left out
         "hostCapabilities": ["*"],
@@ -204,7 +204,8 @@ DEPLOY_POLICIES_YML = {
         "policyMode": "protect",
         "allowedToMutate": False,
         "contextAwareResources": cars(
-            ("kubeovn.io/v1", "IP"), ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "IPPool"), ("v1", "Namespace"),
+            ("kubeovn.io/v1", "IP"), ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "IPPool"),
+            ("v1", "Namespace"),
         ),
         "settings": {},
         "timeoutEvalSeconds": 8,

@@ -41,7 +41,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
-KUBE_OVN_CRDS = [SHARED / "kube-ovn/crds/kube-ovn-crd.yaml"]
+# Kube-OVN's own, and Multus' NetworkAttachmentDefinition, which its
+# controller reads for a pod's attachments (I17).
+KUBE_OVN_CRDS = [SHARED / "kube-ovn/crds/kube-ovn-crd.yaml", SHARED / "multus/crds/network-attachment-definitions.yaml"]
 KUBEWARDEN_CRDS = sorted((SHARED / "kubewarden/crds").glob("*.yaml"))
 SERVICE_CIDR = "10.96.0.0/16"
 FOLDER_PREFIX = "kop-controlplane-"

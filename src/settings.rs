@@ -20,6 +20,9 @@ pub struct Settings {
     /// I15: whether a subnet's record of the addresses in use may spare
     /// the lookups of its IP objects; unset is `true`.
     pub use_subnet_status: Option<bool>,
+    /// I19: whether an IPPool's `spec.namespaces` keeps other namespaces'
+    /// pods from its addresses; unset is `true`.
+    pub check_ippool_namespaces: Option<bool>,
 }
 
 /// A settings document as written: each setting's text, so that a value
@@ -34,6 +37,8 @@ struct Document<'a> {
     kubernetes_service_ip: Option<Raw<'a>>,
     #[serde(borrow, default)]
     use_subnet_status: Option<Raw<'a>>,
+    #[serde(borrow, default, rename = "checkIPPoolNamespaces")]
+    check_ippool_namespaces: Option<Raw<'a>>,
 }
 
 /// A string setting: `null` is unset (as absent); anything but a string is
@@ -70,6 +75,10 @@ fn read_document(payload: &str) -> Result<Settings, String> {
         default_vpc: string_field("defaultVpc", document.default_vpc)?,
         kubernetes_service_ip: string_field("kubernetesServiceIP", document.kubernetes_service_ip)?,
         use_subnet_status: bool_field("useSubnetStatus", document.use_subnet_status)?,
+        check_ippool_namespaces: bool_field(
+            "checkIPPoolNamespaces",
+            document.check_ippool_namespaces,
+        )?,
     })
 }
 
@@ -82,6 +91,11 @@ impl Settings {
     /// `useSubnetStatus`, or `true` (I15).
     pub fn use_subnet_status(&self) -> bool {
         self.use_subnet_status.unwrap_or(true)
+    }
+
+    /// `checkIPPoolNamespaces`, or `true` (I19).
+    pub fn check_ippool_namespaces(&self) -> bool {
+        self.check_ippool_namespaces.unwrap_or(true)
     }
 
     /// Checks every value; the message names the setting at fault.
@@ -129,6 +143,19 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_ippool_namespaces_defaults_to_true() {
+        let read =
+            |json: &str| Settings::from_json(json.as_bytes()).map(|s| s.check_ippool_namespaces());
+        assert_eq!(read("{}"), Ok(true));
+        assert_eq!(read(r#"{"checkIPPoolNamespaces":null}"#), Ok(true));
+        assert_eq!(read(r#"{"checkIPPoolNamespaces":false}"#), Ok(false));
+        assert_eq!(
+            read(r#"{"checkIPPoolNamespaces":"no"}"#),
+            Err(r#"checkIPPoolNamespaces: expected true or false, got "no""#.to_string())
+        );
+    }
 
     #[test]
     fn use_subnet_status_defaults_to_true() {

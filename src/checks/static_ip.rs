@@ -1,21 +1,25 @@
 //! Static-IP admission for Pods and workload templates (kube-ovn-webhook's
 //! `static_ip.go`), with the contract's improvements I1–I7, I10, I12, I13
-//! and I15 (named in [`crate::checks`]).
+//! and I15–I19 (named in [`crate::checks`]).
 //! The entries ([`admit_pod`], [`admit_workload`]) and the order of the
 //! checks ([`validate`]) are here; below, the pieces by what they do:
-//! [`network`] (the annotations and `ValidatePodNetwork`), [`conflicts`],
-//! [`status`] (the subnet's record of what is in use), [`pools`],
-//! [`in_subnet`] and [`owner`].
+//! [`network`] (the annotations and `ValidatePodNetwork`), [`networks`] and
+//! [`attached`] (the NICs of a pod's network selections, I17),
+//! [`conflicts`], [`status`] (the subnet's record of what is in use),
+//! [`pools`], [`in_subnet`] and [`owner`].
 //!
-//! Order, as upstream and then the new checks: trigger and live-migration
-//! bypass, `ValidatePodNetwork` (400), `ip_address` family uniqueness and
-//! conflicts (403), `ip_pool` name lookup or conflicts and the group the pod
-//! will take (403, I3 and I13), attachment networks (I7, 403), then static IPs
-//! against their subnet (I6, 400).
+//! Order, as upstream and then the new checks: trigger (no exemption by
+//! annotation, I16), `ValidatePodNetwork` (400), `ip_address` family
+//! uniqueness and conflicts (403), `ip_pool` name lookup or conflicts and
+//! the group the pod will take (403, I3 and I13), attachment networks (I7
+//! and I17, 403), pools reserved for other namespaces (I19, 403), then
+//! static IPs against their subnet (I6, 400).
 
+pub mod attached;
 pub mod conflicts;
 pub mod in_subnet;
 pub mod network;
+pub mod networks;
 pub mod owner;
 pub mod pools;
 pub mod status;
@@ -25,28 +29,48 @@ use crate::admission::{self, Operation};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::{Pod, Replicas, WorkloadObject};
 use crate::settings::Settings;
+use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
-use network::{attachments, primary};
+use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key};
+use networks::Entry;
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
 use pools::{is_address_pool, pool_warnings};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-/// The annotation that marks a KubeVirt live-migration target pod.
+/// The annotation that marks a KubeVirt live-migration target pod: upstream
+/// skips every check of a pod that carries it; the policy does not (I16).
 pub const MIGRATION_JOB: &str = "kubevirt.io/migrationJobName";
 
 /// Admits a Pod CREATE: the pod's own annotations, its owner and the
-/// workload that controls it.
+/// workload that controls it. A Pod UPDATE is checked for the NICs
+/// kube-ovn-controller will allocate because of it (I18).
 pub fn admit_pod(
     request: &admission::Request<'_>,
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    if request.operation != Operation::Create {
-        return Ok(());
-    }
+    let only = match request.operation {
+        Operation::Create => None,
+        Operation::Update => {
+            let pod: Pod = request.object()?;
+            // An old object that does not decode: every NIC not yet allocated.
+            let old = request.old_object_if_any::<Pod>().ok().flatten();
+            let namespace = if request.namespace.is_empty() {
+                &pod.metadata.namespace
+            } else {
+                &request.namespace
+            };
+            let changed = changed_nics(&pod, old.as_ref(), namespace);
+            if changed.is_empty() {
+                return Ok(());
+            }
+            Some(changed)
+        }
+        _ => return Ok(()),
+    };
     let pod: Pod = request.object()?;
     let meta = &pod.metadata;
     let name = if meta.name.is_empty() {
@@ -70,7 +94,49 @@ pub fn admit_pod(
             statefulset,
         },
     };
-    validate(&claim, settings, cluster)
+    validate_nics(&claim, settings, cluster, only.as_ref())
+}
+
+/// I18: the providers of the attachment NICs a Pod UPDATE makes
+/// kube-ovn-controller allocate: not yet marked
+/// `<provider>.kubernetes.io/allocated: "true"` (`needAllocateSubnets`,
+/// pod.go:1868), and whose static address, pool, subnet or network
+/// selection differs from the old object's. A provider whose selection
+/// changed is named in each form it may take. The primary NIC is left as
+/// upstream leaves it (public case 018): it is allocated when the pod is
+/// created, which is checked, and the controller's IPAM refuses a held
+/// address on it itself (`acquireStaticAddress` with the conflict check on:
+/// the primary NIC never allows live migration).
+fn changed_nics(pod: &Pod, old: Option<&Pod>, namespace: &str) -> BTreeSet<String> {
+    let empty = BTreeMap::new();
+    let new = &pod.metadata.annotations;
+    let before = old.map_or(&empty, |o| &o.metadata.annotations);
+    let mut providers: BTreeSet<String> = BTreeSet::new();
+    // Every annotation the controller reads for an address, by provider.
+    for (key, _) in new.iter().chain(before.iter()) {
+        let provider = ["ip_address", "ip_pool", "logical_switch"]
+            .iter()
+            .find_map(|what| key.strip_suffix(&format!(".kubernetes.io/{what}")));
+        if let Some(provider) = provider
+            && new.get(key) != before.get(key)
+        {
+            providers.insert(provider.to_string());
+        }
+    }
+    let selections = |annotations| networks::entries(annotations, namespace).unwrap_or_default();
+    let (now, then) = (selections(new), selections(before));
+    for entry in &now {
+        let per_interface = entry.per_interface_key();
+        let key_changed = per_interface
+            .as_ref()
+            .is_some_and(|k| new.get(k) != before.get(k));
+        if key_changed || !then.contains(entry) {
+            providers.extend(entry.candidate_providers());
+        }
+    }
+    providers
+        .retain(|p| p != OVN_PROVIDER && annotation(new, &provider_key(p, "allocated")) != "true");
+    providers
 }
 
 /// Admits a Deployment, StatefulSet, DaemonSet, Job or CronJob CREATE, or an
@@ -152,56 +218,92 @@ pub fn validate(
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
+    validate_nics(claim, settings, cluster, None)
+}
+
+/// [`validate`], for the NICs of these providers only (`ovn` the primary;
+/// I18) or for every NIC.
+fn validate_nics(
+    claim: &Claim<'_>,
+    settings: &Settings,
+    cluster: &dyn Cluster,
+    only: Option<&BTreeSet<String>>,
+) -> Result<(), Denial> {
     let annotations = claim.annotations;
     let primary = primary(annotations);
-    let attached = attachments(annotations);
-    let triggered = match claim.subject {
+    let selections = networks::entries(annotations, claim.namespace);
+    if !triggered(claim, &primary, selections.as_deref()) {
+        return Ok(());
+    }
+    network::validate(annotations).map_err(Denial::bad_request)?;
+
+    let wanted = |provider: &str| only.is_none_or(|o| o.contains(provider));
+    let attached: Vec<Nic<'_>> = attached_nics(annotations, selections.as_deref(), cluster)?
+        .into_iter()
+        .filter(|nic| wanted(nic.provider_name()))
+        .collect();
+    let primary = wanted(OVN_PROVIDER).then_some(primary);
+    let nics: Vec<&Nic<'_>> = primary.iter().chain(&attached).collect();
+    let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
+    let primary_subnet = match &primary {
+        Some(p) if !p.ip_address.is_empty() || is_address_pool(p.ip_pool) => {
+            Some(check.primary_subnet(p.logical_switch.as_deref())?)
+        }
+        _ => None, // nothing of the primary NIC is looked up
+    };
+    if let Some(p) = &primary {
+        match &primary_subnet {
+            Some(subnet) => check.nic(p, subnet)?,
+            None => check.pool_name(p.ip_pool)?,
+        }
+    }
+    for nic in &attached {
+        match &nic.logical_switch {
+            Some(subnet) => check.nic(nic, subnet)?,
+            None => check.pool_ordinal(nic)?,
+        }
+    }
+    if settings.check_ippool_namespaces() {
+        if let Some(p) = &primary {
+            check.reserved(p, primary_subnet.as_deref())?;
+        }
+        for nic in &attached {
+            check.reserved(nic, nic.logical_switch.as_deref())?;
+        }
+    }
+    if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {
+        check_in_subnet(&p.ip_address, subnet, cluster)?;
+    }
+    for nic in &attached {
+        if let Some(subnet) = &nic.logical_switch {
+            check_in_subnet(&nic.ip_address, subnet, cluster)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a claim asks for any static address or pool. Upstream validates
+/// a workload only for its template's `ip_pool`; a pod for any NIC's
+/// address or pool, including those only its network selections give
+/// (I17). No annotation exempts a pod (I16).
+fn triggered(claim: &Claim<'_>, primary: &Nic<'_>, selections: Option<&[Entry]>) -> bool {
+    let attached = attachments(claim.annotations);
+    match claim.subject {
         Subject::Pod { .. } => {
             !primary.ip_address.is_empty()
                 || !primary.ip_pool.is_empty()
                 || attached
                     .iter()
                     .any(|n| !n.ip_address.is_empty() || !n.ip_pool.is_empty())
+                || selections
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|entry| has_static_address(claim.annotations, entry))
         }
-        // Upstream validates a workload only for its template's ip_pool.
         Subject::Workload(_) => {
             !primary.ip_pool.is_empty() || attached.iter().any(|n| !n.ip_pool.is_empty())
         }
-    };
-    if !triggered {
-        return Ok(());
     }
-    if matches!(claim.subject, Subject::Pod { .. }) && annotations.contains_key(MIGRATION_JOB) {
-        return Ok(());
-    }
-    network::validate(annotations).map_err(Denial::bad_request)?;
-
-    let check = Checker::new(claim, cluster, settings.use_subnet_status());
-    let primary_subnet = if primary.ip_address.is_empty() && !is_address_pool(primary.ip_pool) {
-        None // nothing of the primary NIC is looked up
-    } else {
-        Some(check.primary_subnet(primary.logical_switch)?)
-    };
-    if let Some(subnet) = &primary_subnet {
-        check.nic(&primary, subnet)?;
-    } else {
-        check.pool_name(primary.ip_pool)?;
-    }
-    for nic in &attached {
-        match nic.logical_switch {
-            Some(subnet) => check.nic(nic, subnet)?,
-            None => check.pool_ordinal(nic)?,
-        }
-    }
-    if let Some(subnet) = &primary_subnet {
-        check_in_subnet(primary.ip_address, subnet, cluster)?;
-    }
-    for nic in &attached {
-        if let Some(subnet) = nic.logical_switch {
-            check_in_subnet(nic.ip_address, subnet, cluster)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

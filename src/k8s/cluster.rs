@@ -18,7 +18,7 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IpRef, IptablesEip, IptablesRule, IptablesRuleSpec, Meta, MetaRef,
-    Namespace, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
+    Namespace, NetworkAttachmentDefinition, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
 };
 use crate::k8s::scan;
 use crate::upstream::go_strconv::go_quote;
@@ -109,7 +109,13 @@ pub trait Cluster {
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError>;
     /// Whether the `kubeovn.io/v1` IPPool of that name exists.
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
-        self.exists(&kinds::IPPOOL, name)
+        self.ippool(name).map(|pool| pool.is_some())
+    }
+    /// The `kubeovn.io/v1` IPPool of that name (its subnet, addresses and
+    /// namespaces), `None` when it does not exist.
+    fn ippool(&self, name: &str) -> Result<Option<IpPool>, LookupError> {
+        self.ippools()
+            .map(|all| all.iter().find(|p| p.metadata.name == name).cloned())
     }
     /// Every `kubeovn.io/v1` IPPool, its subnet and addresses (I14).
     fn ippools(&self) -> Result<&[IpPool], LookupError>;
@@ -146,6 +152,13 @@ pub trait Cluster {
     fn kubernetes_service(&self) -> Result<Option<Service>, LookupError>;
     /// Every OVN NAT rule of one kind, with the VPC it is in.
     fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError>;
+    /// The `k8s.cni.cncf.io/v1` NetworkAttachmentDefinition `namespace/name`
+    /// (I17), `None` when it does not exist.
+    fn network_attachment_definition(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError>;
 }
 
 /// The OVN NAT kinds that keep a Vpc from being deleted, in upstream's order.
@@ -195,16 +208,17 @@ pub const IP_FIELD_MASKS: [&str; 6] = [
 ];
 
 /// The fields of a Subnet that any check reads of *other* Subnets: its
-/// CIDR, gateway and namespace binding (pods), its VPC, VLAN and egress
-/// policy routing (overlap). One set for every Subnet list, so the
+/// CIDR, gateway, namespace binding and provider (pods, I5 and I17), its
+/// VPC, VLAN and egress policy routing (overlap). One set for every Subnet list, so the
 /// policy-server keeps a single reflector for them.
-pub const SUBNET_FIELD_MASKS: [&str; 8] = [
+pub const SUBNET_FIELD_MASKS: [&str; 9] = [
     "spec.cidrBlock",
     "spec.default",
     "spec.externalEgressGateway",
     "spec.gateway",
     "spec.namespaces",
     "spec.policyRoutingTableID",
+    "spec.provider",
     "spec.vlan",
     "spec.vpc",
 ];
@@ -233,7 +247,11 @@ pub const METADATA_FIELD_MASKS: [&str; 1] = ["metadata"];
 /// with (I14): one watch cache of all pools, whatever the subnet asked
 /// about (kube-ovn-controller labels no pool with its subnet, and a CRD's
 /// `spec.subnet` is no field selector).
-pub const IPPOOL_LIST_FIELD_MASKS: [&str; 2] = ["spec.ips", "spec.subnet"];
+pub const IPPOOL_LIST_FIELD_MASKS: [&str; 3] = ["spec.ips", "spec.namespaces", "spec.subnet"];
+
+/// The field of a NetworkAttachmentDefinition a pod's selection reads: its
+/// CNI config (I17). Every NAD of every namespace is one watch cache.
+pub const NAD_FIELD_MASKS: [&str; 1] = ["spec.config"];
 
 /// The fields kept of the NAT kinds read by their labels: the field the
 /// labels mirror, and for IptablesDnatRule what its port check compares;
@@ -296,6 +314,8 @@ pub struct HostCluster<H: Host = Wapc> {
     all_namespaces: OnceCell<Lookup<Vec<u8>>>,
     /// Every IPPool, as [`Self::ippools`] reads them.
     all_ippools: OnceCell<Lookup<Vec<u8>>>,
+    /// Every NetworkAttachmentDefinition, of every namespace.
+    all_nads: OnceCell<Lookup<Vec<u8>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
     named_subnets: RefCell<Vec<(String, Lookup<Option<Subnet>>)>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
@@ -330,6 +350,7 @@ impl<H: Host> HostCluster<H> {
             subnet_names: OnceCell::new(),
             all_namespaces: OnceCell::new(),
             all_ippools: OnceCell::new(),
+            all_nads: OnceCell::new(),
             named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
             all_ips: RefCell::new(None),
@@ -851,6 +872,23 @@ fn find_named<'r>(kind: &ApiResource, raw: &'r [u8], name: &str) -> Lookup<Optio
     }
 }
 
+/// A namespaced object's name and namespace, borrowed from the answer.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct NamespacedRef<'a> {
+    #[serde(borrow)]
+    metadata: NamespacedMetaRef<'a>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct NamespacedMetaRef<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    namespace: Cow<'a, str>,
+}
+
 /// Any object, by its name alone, borrowed from the answer.
 #[derive(Default, Deserialize)]
 #[serde(default)]
@@ -1015,6 +1053,60 @@ impl<H: Host> Cluster for HostCluster<H> {
             name,
         )
         .map(|object| object.is_some())
+    }
+
+    fn ippool(&self, name: &str) -> Result<Option<IpPool>, LookupError> {
+        let found = self.named(
+            &self.all_ippools,
+            &kinds::IPPOOL,
+            &IPPOOL_LIST_FIELD_MASKS,
+            name,
+        )?;
+        found
+            .map(|item| {
+                decode::from_slice::<IpPool>(item).map_err(|e| {
+                    LookupError::get(
+                        &kinds::IPPOOL,
+                        name,
+                        None,
+                        format!("error deserializing list all resources response: {e}"),
+                    )
+                })
+            })
+            .transpose()
+    }
+
+    fn network_attachment_definition(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
+        let kind = &kinds::NETWORK_ATTACHMENT_DEFINITION;
+        if !is_dns1123_subdomain(name) || !is_dns1123_subdomain(namespace) {
+            return Ok(None);
+        }
+        let fail = |e: LookupError| LookupError::get(kind, name, Some(namespace), e.why);
+        let raw = self
+            .kind_wide(&self.all_nads, kind, &NAD_FIELD_MASKS)
+            .map_err(fail)?;
+        // Only the metadata of the others is read; the one named is copied.
+        let found = decode_list_kept(kind, raw, |item: decode::Raw<'_>| {
+            let named = decode::from_slice::<NamespacedRef<'_>>(item.get().as_bytes()).ok()?;
+            (named.metadata.name == name && named.metadata.namespace == namespace).then_some(item)
+        })
+        .map_err(fail)?;
+        found
+            .first()
+            .map(|item| {
+                decode::from_slice::<NetworkAttachmentDefinition>(item.get().as_bytes()).map_err(
+                    |e| {
+                        fail(LookupError::failed(format!(
+                            "error deserializing list all resources response: {e}"
+                        )))
+                    },
+                )
+            })
+            .transpose()
     }
 
     fn ippools(&self) -> Result<&[IpPool], LookupError> {

@@ -5,7 +5,8 @@ use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, Service, Subnet, Vpc, VpcReferrer,
+    ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, NetworkAttachmentDefinition,
+    Service, Subnet, Vpc, VpcReferrer,
 };
 use std::cell::RefCell;
 use std::net::IpAddr;
@@ -51,6 +52,8 @@ pub struct FakeCluster {
     pub eips: Vec<IptablesEip>,
     /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
     pub labelled_objects: Vec<(&'static ApiResource, Labels, IptablesRule)>,
+    /// NetworkAttachmentDefinitions (I17).
+    pub nads: Vec<NetworkAttachmentDefinition>,
     /// Other objects that exist, by kind and name.
     pub existing: Vec<(&'static ApiResource, String)>,
     /// When set, every lookup fails with this text.
@@ -94,6 +97,20 @@ impl Cluster for FakeCluster {
         self.fail
             .clone()
             .map_or(Ok(&self.pools), |e| Err(LookupError::failed(e)))
+    }
+    fn ippool(&self, name: &str) -> Result<Option<IpPool>, LookupError> {
+        // A pool known by its name alone has no subnet, addresses or namespaces.
+        let named = || {
+            self.ippools.iter().any(|p| p == name).then(|| {
+                from_value(serde_json::json!({"metadata": {"name": name}})).expect("ippool")
+            })
+        };
+        self.ippools().map(|all| {
+            all.iter()
+                .find(|p| p.metadata.name == name)
+                .cloned()
+                .or_else(named)
+        })
     }
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
         self.fail.clone().map_or(
@@ -180,9 +197,31 @@ impl Cluster for FakeCluster {
             |e| Err(LookupError::failed(e)),
         )
     }
+    fn network_attachment_definition(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
+        self.network_attachment_definition_of(namespace, name)
+    }
 }
 
 impl FakeCluster {
+    fn network_attachment_definition_of(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self
+                .nads
+                .iter()
+                .find(|n| n.metadata.name == name && n.metadata.namespace == namespace)
+                .cloned()),
+            |e| Err(LookupError::failed(e)),
+        )
+    }
+
     fn matching(
         &self,
         kind: &ApiResource,

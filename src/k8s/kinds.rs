@@ -22,7 +22,8 @@ pub struct ApiResource {
     pub kind: &'static str,
     /// `ips`: the resource in URLs and RBAC rules.
     pub plural: &'static str,
-    /// Namespaced (Service, ConfigMap) or cluster-scoped.
+    /// Namespaced (Service, ConfigMap, NetworkAttachmentDefinition) or
+    /// cluster-scoped.
     pub namespaced: bool,
     /// The key a conformance case lists this kind's objects under.
     pub case_key: &'static str,
@@ -172,8 +173,22 @@ pub const CONFIG_MAP: ApiResource = core(
     )),
 );
 
+/// A Multus NetworkAttachmentDefinition named by a pod's network selections
+/// (I17): every one, in every namespace, read from one watch cache, so a
+/// name in a request never narrows a lookup.
+pub const NETWORK_ATTACHMENT_DEFINITION: ApiResource = ApiResource {
+    group: "k8s.cni.cncf.io",
+    api_version: "k8s.cni.cncf.io/v1",
+    kind: "NetworkAttachmentDefinition",
+    plural: "network-attachment-definitions",
+    namespaced: true,
+    case_key: "networkattachmentdefinitions",
+    lookups: &[List],
+    only: None,
+};
+
 /// Every kind, in the order conformance files list them.
-pub const ALL: [ApiResource; 18] = [
+pub const ALL: [ApiResource; 19] = [
     IP,
     SUBNET,
     VPC,
@@ -192,6 +207,7 @@ pub const ALL: [ApiResource; 18] = [
     NAMESPACE,
     SERVICE,
     CONFIG_MAP,
+    NETWORK_ATTACHMENT_DEFINITION,
 ];
 
 /// The kind of that `apiVersion` and `kind`.

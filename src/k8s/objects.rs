@@ -14,7 +14,10 @@ mod vip;
 mod vpc;
 mod workload;
 
-pub use self::core::{ConfigMap, Namespace, Service, ServiceSpec};
+pub use self::core::{
+    ConfigMap, Namespace, NamespacedMeta, NetworkAttachmentDefinition,
+    NetworkAttachmentDefinitionSpec, Service, ServiceSpec,
+};
 pub use ip::{Ip, IpRef, IpSpec, MetaRef};
 pub use ippool::{IpPool, IpPoolSpec};
 pub use nat::{

@@ -5,18 +5,17 @@
 //! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{
-    LOGICAL_SWITCH, Nic, annotation, attachments, primary, split_items,
-};
+use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation, split_items};
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_address_pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::Cluster;
-use crate::k8s::objects::{Ip, Subnet};
+use crate::k8s::objects::{Ip, IpPool, Subnet};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
+use crate::upstream::kubeovn_ipam::{Addr, RangeList, new_ip_range_list_from};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::rc::Rc;
 
@@ -51,13 +50,18 @@ pub struct Checker<'r, 'c> {
 }
 
 impl<'r, 'c> Checker<'r, 'c> {
-    /// A checker that has looked nothing up yet; `use_record` is the
-    /// `useSubnetStatus` setting (I15).
-    pub fn new(claim: &'r Claim<'r>, cluster: &'c dyn Cluster, use_record: bool) -> Self {
+    /// A checker that has looked nothing up yet, for the addresses of
+    /// these NICs; `use_record` is the `useSubnetStatus` setting (I15).
+    pub fn new(
+        claim: &'r Claim<'r>,
+        cluster: &'c dyn Cluster,
+        use_record: bool,
+        nics: &[&Nic<'_>],
+    ) -> Self {
         Checker {
             claim,
             cluster,
-            addresses: claimed_addresses(claim.annotations),
+            addresses: claimed_addresses(nics),
             use_record,
             indexes: RefCell::default(),
         }
@@ -189,7 +193,7 @@ impl<'r, 'c> Checker<'r, 'c> {
             return None;
         };
         let mut name = format!("{}.{}", self.claim.owner_name, self.claim.namespace);
-        if let Some(provider) = nic.provider {
+        if let Some(provider) = &nic.provider {
             name = format!("{name}.{provider}");
         }
         let ip = self.cluster.ip(&name).ok()??;
@@ -201,8 +205,8 @@ impl<'r, 'c> Checker<'r, 'c> {
         let items = if nic.ip_address.is_empty() {
             Vec::new()
         } else {
-            check_family_uniqueness(nic.ip_address)?;
-            split_items(nic.ip_address)
+            check_family_uniqueness(&nic.ip_address)?;
+            split_items(&nic.ip_address)
         };
         let pool = (is_address_pool(nic.ip_pool) && !is_pool_name(nic.ip_pool))
             .then(|| Pool::parse(nic.ip_pool));
@@ -216,7 +220,7 @@ impl<'r, 'c> Checker<'r, 'c> {
             .collect();
         let index = self.holders(nic, subnet, &claimed)?;
         if !items.is_empty() {
-            self.conflicts(&index, nic.ip_address, &items)?;
+            self.conflicts(&index, &nic.ip_address, &items)?;
         }
         let Some(pool) = pool else {
             return self.pool_name(nic.ip_pool);
@@ -261,6 +265,71 @@ impl<'r, 'c> Checker<'r, 'c> {
                 go_quote(pool)
             )))
         }
+    }
+
+    /// I19: a NIC's pool, and each address it claims in `subnet`, must not
+    /// be reserved by an IPPool for other namespaces (`spec.namespaces`
+    /// without the claim's). kube-ovn-controller keeps such a pool's
+    /// addresses out of its subnet's other allocations, yet hands them to
+    /// any pod that names the pool or one of its addresses (Kube-OVN issue
+    /// #3260). `subnet` is `None` where the NIC's subnet is not known: only
+    /// a pool named is then checked.
+    pub fn reserved(&self, nic: &Nic<'_>, subnet: Option<&str>) -> Result<(), Denial> {
+        let namespace = self.claim.namespace;
+        let foreign = |pool: &IpPool| {
+            !pool.spec.namespaces.is_empty() && !pool.spec.namespaces.iter().any(|n| n == namespace)
+        };
+        if is_pool_name(nic.ip_pool) {
+            if let Some(pool) = self.cluster.ippool(nic.ip_pool)?
+                && foreign(&pool)
+            {
+                return Err(Denial::forbidden(format!(
+                    "ippool {} is reserved for namespaces {}",
+                    nic.ip_pool,
+                    pool.spec.namespaces.join(",")
+                )));
+            }
+            if nic.ip_address.is_empty() {
+                return Ok(());
+            }
+        }
+        let Some(subnet) = subnet else {
+            return Ok(());
+        };
+        let mut addresses = split_items(&nic.ip_address);
+        if is_address_pool(nic.ip_pool) && !is_pool_name(nic.ip_pool) {
+            addresses.extend(Pool::parse(nic.ip_pool).items);
+        }
+        if addresses.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        let mut reserving: Vec<(&IpPool, RangeList)> = self
+            .cluster
+            .ippools()?
+            .iter()
+            .filter(|pool| pool.spec.subnet == subnet && foreign(pool))
+            .filter_map(|pool| {
+                // A pool the controller's IPAM cannot read reserves nothing.
+                new_ip_range_list_from(pool.spec.ips.iter().map(|ip| ip.as_str()))
+                    .ok()
+                    .map(|ranges| (pool, ranges))
+            })
+            .collect();
+        reserving.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        for address in addresses.into_iter().flatten() {
+            if let Some((pool, _)) = reserving
+                .iter()
+                .find(|(_, ranges)| ranges.contains(Addr::from_ip(address)))
+            {
+                return Err(Denial::forbidden(format!(
+                    "ip {} is reserved by ippool {} for namespaces {}",
+                    format_ip(&address),
+                    pool.metadata.name,
+                    pool.spec.namespaces.join(",")
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Upstream's `checkIPConflict`: each address, in annotation order,
@@ -354,15 +423,15 @@ fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
     ))
 }
 
-/// Every address in the `ip_address` and address `ip_pool` annotations of
-/// every NIC, as the conflict checks read them (a pool group's addresses
-/// are among its items), sorted and without repeats.
-fn claimed_addresses(annotations: &BTreeMap<String, String>) -> Vec<IpAddr> {
-    let mut addresses: Vec<IpAddr> = std::iter::once(primary(annotations))
-        .chain(attachments(annotations))
+/// Every address in the `ip_address` and address `ip_pool` of every NIC,
+/// as the conflict checks read them (a pool group's addresses are among its
+/// items), sorted and without repeats.
+fn claimed_addresses(nics: &[&Nic<'_>]) -> Vec<IpAddr> {
+    let mut addresses: Vec<IpAddr> = nics
+        .iter()
         .flat_map(|nic| {
             let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool).items);
-            split_items(nic.ip_address)
+            split_items(&nic.ip_address)
                 .into_iter()
                 .chain(pool.into_iter().flatten())
         })

@@ -9,6 +9,7 @@
 use crate::upstream::go_net::{is_valid_mac, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::atoi;
 use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 use std::ops::Bound;
@@ -34,23 +35,45 @@ const BANDWIDTH_SUFFIXES: [&str; 4] = [
     ".kubernetes.io/egress_burst",
 ];
 
-/// One network interface's static-IP annotations: the primary NIC
-/// (`ovn.kubernetes.io/…`) or an attachment (`<provider>.kubernetes.io/…`).
+/// One network interface's static addresses: the primary NIC
+/// (`ovn.kubernetes.io/…`), or an attachment, from its
+/// `<provider>.kubernetes.io/…` annotations (I7) or as kube-ovn-controller
+/// finds it from the pod's network selections (I17).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Nic<'a> {
     /// The attachment's provider (`<provider>.kubernetes.io/…`); `None` for
     /// the primary NIC.
-    pub provider: Option<&'a str>,
-    pub ip_address: &'a str,
+    pub provider: Option<Cow<'a, str>>,
+    /// The static address(es), as the controller will take them.
+    pub ip_address: Cow<'a, str>,
     pub ip_pool: &'a str,
-    pub logical_switch: Option<&'a str>,
+    /// The subnet, when it is known without a lookup (the primary NIC's
+    /// annotation, I7) or was found (I17).
+    pub logical_switch: Option<Cow<'a, str>>,
 }
+
+impl Nic<'_> {
+    /// The provider as kube-ovn-controller names it: `ovn` for the primary NIC.
+    pub fn provider_name(&self) -> &str {
+        self.provider.as_deref().unwrap_or(OVN_PROVIDER)
+    }
+}
+
+/// The primary NIC's provider (`util.OvnProvider`).
+pub const OVN_PROVIDER: &str = "ovn";
 
 /// An annotation's value, empty when absent.
 pub fn annotation<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> &'a str {
     annotations.get(key).map_or("", String::as_str)
 }
 
-/// The attachment NICs (I7), by provider name, in name order.
+/// `<provider>.kubernetes.io/<what>`.
+pub fn provider_key(provider: &str, what: &str) -> String {
+    format!("{provider}.kubernetes.io/{what}")
+}
+
+/// The attachment NICs of the `<provider>.kubernetes.io/…` annotations
+/// (I7), by provider name, in name order.
 pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
     let mut providers: Vec<&str> = annotations
         .iter()
@@ -59,21 +82,19 @@ pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
             key.strip_suffix(".kubernetes.io/ip_address")
                 .or_else(|| key.strip_suffix(".kubernetes.io/ip_pool"))
         })
-        .filter(|provider| !provider.is_empty() && *provider != "ovn")
+        .filter(|provider| !provider.is_empty() && *provider != OVN_PROVIDER)
         .collect();
     providers.sort_unstable();
     providers.dedup();
     providers
         .into_iter()
         .map(|p| Nic {
-            provider: Some(p),
-            ip_address: annotation(annotations, &format!("{p}.kubernetes.io/ip_address")),
-            ip_pool: annotation(annotations, &format!("{p}.kubernetes.io/ip_pool")),
-            logical_switch: Some(annotation(
-                annotations,
-                &format!("{p}.kubernetes.io/logical_switch"),
-            ))
-            .filter(|s| !s.is_empty()),
+            provider: Some(Cow::Borrowed(p)),
+            ip_address: Cow::Borrowed(annotation(annotations, &provider_key(p, "ip_address"))),
+            ip_pool: annotation(annotations, &provider_key(p, "ip_pool")),
+            logical_switch: Some(annotation(annotations, &provider_key(p, "logical_switch")))
+                .filter(|s| !s.is_empty())
+                .map(Cow::Borrowed),
         })
         .collect()
 }
@@ -82,9 +103,11 @@ pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
 pub fn primary(annotations: &BTreeMap<String, String>) -> Nic<'_> {
     Nic {
         provider: None,
-        ip_address: annotation(annotations, IP_ADDRESS),
+        ip_address: Cow::Borrowed(annotation(annotations, IP_ADDRESS)),
         ip_pool: annotation(annotations, IP_POOL),
-        logical_switch: Some(annotation(annotations, LOGICAL_SWITCH)).filter(|s| !s.is_empty()),
+        logical_switch: Some(annotation(annotations, LOGICAL_SWITCH))
+            .filter(|s| !s.is_empty())
+            .map(Cow::Borrowed),
     }
 }
 

@@ -302,10 +302,13 @@ fn pod_conflicts() {
             )),
         ),
         (
-            "live migration target",
+            // I16: any tenant can write the annotation; upstream skips the pod.
+            "migration annotation is no exemption",
             vec![(IP_ADDRESS, "10.16.0.20"), (MIGRATION_JOB, "job")],
             held(),
-            Ok(()),
+            Err(Denial::forbidden(
+                "annotation static-ip 10.16.0.20 is conflict with ip crd other.default, ip 10.16.0.20",
+            )),
         ),
         (
             "no static IP: no checks",

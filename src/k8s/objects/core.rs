@@ -1,6 +1,8 @@
 //! Core `v1` kinds: Namespace ([`crate::k8s::kinds::NAMESPACE`]), Service
 //! ([`crate::k8s::kinds::SERVICE`]) and ConfigMap
-//! ([`crate::k8s::kinds::CONFIG_MAP`]).
+//! ([`crate::k8s::kinds::CONFIG_MAP`]); and Multus'
+//! NetworkAttachmentDefinition
+//! ([`crate::k8s::kinds::NETWORK_ATTACHMENT_DEFINITION`]).
 
 use super::Meta;
 use serde::Deserialize;
@@ -52,4 +54,28 @@ impl Service {
 pub struct ConfigMap {
     pub metadata: Meta,
     pub data: BTreeMap<String, String>,
+}
+
+/// A Multus NetworkAttachmentDefinition: its CNI config, which tells
+/// whether Kube-OVN allocates its addresses (I17).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NetworkAttachmentDefinition {
+    pub metadata: NamespacedMeta,
+    pub spec: NetworkAttachmentDefinitionSpec,
+}
+
+/// A namespaced object's name and namespace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NamespacedMeta {
+    pub name: String,
+    pub namespace: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct NetworkAttachmentDefinitionSpec {
+    /// The CNI config, JSON as text; empty for a NAD that only names a network.
+    pub config: String,
 }

@@ -18,4 +18,6 @@ pub struct IpPoolSpec {
     pub subnet: String,
     /// Addresses, `a..b` ranges and CIDRs, as written.
     pub ips: Vec<String>,
+    /// The namespaces the pool is reserved for (I19); empty for none.
+    pub namespaces: Vec<String>,
 }

@@ -122,6 +122,10 @@ pub struct SubnetSpec {
     pub namespaces: Vec<String>,
     /// The cluster's default subnet.
     pub default: bool,
+    /// `ovn`, or the provider of a Multus attachment (`<nad>.<ns>.ovn`,
+    /// `<nad>.<ns>` for Kube-OVN IPAM only): how a pod's attachment finds
+    /// the subnet when it names none (I17).
+    pub provider: String,
     /// The VPC; empty until kube-ovn-controller fills in `ovn-cluster`.
     pub vpc: String,
     /// The underlay VLAN, if any.

@@ -1,0 +1,494 @@
+//! The Multus network selections a pod carries and the
+//! NetworkAttachmentDefinitions they name, read as kube-ovn-controller
+//! reads them (I17): `nadutils.ParseNetworkAnnotation` of
+//! network-attachment-definition-client v1.7.7 for the annotations, and
+//! `loadNetConf`, `util.IsOvnNetwork` and `isKubeOVNIPAMNetwork`
+//! (`pkg/controller/network_attachment.go:82`, `pkg/util/network_attachment.go:13`,
+//! `pkg/controller/pod.go:2347` at 1533681d7a6b) for a NAD's config.
+//!
+//! Both are read with Go's `encoding/json`, whose object keys match a
+//! struct's fields without regard to case (`"IPs"` is `ips`), the last of
+//! several matching keys winning: [`GoObject`] reads them so.
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// `k8s.v1.cni.cncf.io/networks`: the pod's attachments.
+pub const NETWORKS: &str = "k8s.v1.cni.cncf.io/networks";
+/// `v1.multus-cni.io/default-network`: a NAD that replaces the primary network.
+pub const DEFAULT_NETWORK: &str = "v1.multus-cni.io/default-network";
+/// The CNI type and IPAM type of Kube-OVN (`util.CniTypeName`).
+pub const KUBE_OVN: &str = "kube-ovn";
+
+/// One network selection: the NAD it names and what it asks of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entry {
+    /// The NAD's name.
+    pub name: String,
+    /// The NAD's namespace: the pod's when the selection names none.
+    pub namespace: String,
+    /// The interface name asked for (`name@if`, `"interface"`), or empty.
+    pub interface: String,
+    /// The `"ips"` asked for, as written.
+    pub ips: Vec<String>,
+    /// Whether it comes from `v1.multus-cni.io/default-network`.
+    pub default: bool,
+}
+
+impl Entry {
+    /// `<namespace>/<name>`, the key kube-ovn-controller counts a NAD's
+    /// selections by.
+    pub fn nad_key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The per-interface address key kube-ovn-controller reads first for a
+    /// selection that names an interface (`perInterfaceIPAnnotationKey`,
+    /// `pod.go:3354`): `<nad>.<ns>.kubernetes.io/ip_address.<if>`.
+    pub fn per_interface_key(&self) -> Option<String> {
+        (!self.interface.is_empty()).then(|| {
+            format!(
+                "{}.{}.kubernetes.io/ip_address.{}",
+                self.name, self.namespace, self.interface
+            )
+        })
+    }
+
+    /// The providers an annotation of this selection may be written for,
+    /// whatever its NAD turns out to be: `<nad>.<ns>.ovn`, with `.<if>`,
+    /// and `<nad>.<ns>` (a Kube-OVN IPAM-only NAD).
+    pub fn candidate_providers(&self) -> Vec<String> {
+        let ovn = format!("{}.{}.ovn", self.name, self.namespace);
+        let mut providers = vec![format!("{}.{}", self.name, self.namespace)];
+        if !self.interface.is_empty() {
+            providers.push(format!("{ovn}.{}", self.interface));
+        }
+        providers.push(ovn);
+        providers
+    }
+}
+
+/// Every selection of a pod, `v1.multus-cni.io/default-network`'s first,
+/// then `k8s.v1.cni.cncf.io/networks`'s, as `getPodAttachmentNet`
+/// (`pod.go:2105`) collects them. `None` where either does not parse: the
+/// controller then fails the pod's every network, attaching nothing.
+pub fn entries(annotations: &BTreeMap<String, String>, namespace: &str) -> Option<Vec<Entry>> {
+    let mut all = Vec::new();
+    for (key, default) in [(DEFAULT_NETWORK, true), (NETWORKS, false)] {
+        let Some(value) = annotations.get(key).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let mut parsed = parse_network_annotation(value, namespace)?;
+        for entry in &mut parsed {
+            entry.default = default;
+        }
+        all.extend(parsed);
+    }
+    Some(all)
+}
+
+/// `nadutils.ParseNetworkAnnotation`: a JSON list of selections when the
+/// text holds `[`, `{` or `"` anywhere, else a comma-separated list of
+/// `[<ns>/]<name>[@<if>]`.
+pub fn parse_network_annotation(value: &str, namespace: &str) -> Option<Vec<Entry>> {
+    let mut entries = if value.contains(['[', '{', '"']) {
+        parse_json_selections(value)?
+    } else {
+        value
+            .split(',')
+            .map(|item| parse_object_text(item.trim()))
+            .collect::<Option<Vec<_>>>()?
+    };
+    for entry in &mut entries {
+        if entry.namespace.is_empty() {
+            entry.namespace = namespace.to_string();
+        }
+    }
+    Some(entries)
+}
+
+/// `parsePodNetworkObjectText`: `[<ns>/]<name>[@<if>]`, each part a DNS-1123
+/// label or empty.
+fn parse_object_text(item: &str) -> Option<Entry> {
+    let slash: Vec<&str> = item.split('/').collect();
+    let (namespace, rest) = match slash.as_slice() {
+        [ns, rest] => (ns.trim(), *rest),
+        [rest] => ("", *rest),
+        _ => return None,
+    };
+    let at: Vec<&str> = rest.split('@').collect();
+    let (name, interface) = match at.as_slice() {
+        [name] => (name.trim(), ""),
+        [name, interface] => (name.trim(), interface.trim()),
+        _ => return None,
+    };
+    let label = |s: &str| {
+        s.is_empty()
+            || (s
+                .bytes()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'))
+                && !s.starts_with('-')
+                && !s.ends_with('-'))
+    };
+    if ![namespace, name, interface].into_iter().all(label) {
+        return None;
+    }
+    Some(Entry {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        interface: interface.to_string(),
+        ..Entry::default()
+    })
+}
+
+/// The JSON form: a list (or `null`) of objects, each field read as Go
+/// reads `NetworkSelectionElement`'s; a value of the wrong type, or an
+/// element that is `null`, fails the whole annotation.
+fn parse_json_selections(value: &str) -> Option<Vec<Entry>> {
+    let list: Option<Vec<&RawValue>> = serde_json::from_str(value).ok()?;
+    list.unwrap_or_default()
+        .into_iter()
+        .map(|element| {
+            let object = GoObject::parse(element.get())?;
+            Some(Entry {
+                name: object.string("name")?,
+                namespace: object.string("namespace")?,
+                interface: object.string("interface")?,
+                ips: object.strings("ips")?,
+                default: false,
+            })
+        })
+        .collect()
+}
+
+/// What a NAD's config makes of it for kube-ovn-controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NadKind {
+    /// `type: kube-ovn` (in the config or one of its plugins): an OVN
+    /// attachment, provider `<nad>.<ns>.ovn`.
+    Ovn,
+    /// Another CNI with `ipam.type: kube-ovn`: Kube-OVN allocates its
+    /// address, provider `<nad>.<ns>`.
+    Ipam,
+}
+
+/// The kind of a NAD's `spec.config`, `None` where kube-ovn-controller
+/// allocates nothing for it: an empty config (skipped, `pod.go:2228`), one
+/// `loadNetConf` refuses (it fails the pod), or another CNI's.
+pub fn nad_kind(config: &str) -> Option<NadKind> {
+    if config.is_empty() {
+        return None;
+    }
+    let conf = NetConf::parse(config)?;
+    // `loadNetConf`: a config without a `type` is a list of plugins.
+    let plugins = if conf.kind.is_empty() {
+        let list = GoObject::parse(config)?;
+        let plugins = list.raw("plugins")?;
+        let plugins: Vec<&RawValue> =
+            serde_json::from_str::<Option<Vec<&RawValue>>>(plugins?.get()).ok()??;
+        let plugins = plugins
+            .into_iter()
+            .map(|p| NetConf::parse(p.get()))
+            .collect::<Option<Vec<_>>>()?;
+        if plugins.first()?.kind.is_empty() {
+            return None;
+        }
+        plugins
+    } else {
+        Vec::new()
+    };
+    let all = || std::iter::once(&conf).chain(&plugins);
+    if all().any(|c| c.kind == KUBE_OVN) {
+        Some(NadKind::Ovn)
+    } else if all().any(|c| c.ipam_type == KUBE_OVN) {
+        Some(NadKind::Ipam)
+    } else {
+        None
+    }
+}
+
+/// The fields of a CNI `NetConf` that decide: its `type` and `ipam.type`.
+struct NetConf {
+    kind: String,
+    ipam_type: String,
+}
+
+impl NetConf {
+    fn parse(text: &str) -> Option<NetConf> {
+        let object = GoObject::parse(text)?;
+        let ipam_type = match object.raw("ipam")? {
+            Some(ipam) if ipam.get() != "null" => GoObject::parse(ipam.get())?.string("type")?,
+            _ => String::new(),
+        };
+        Some(NetConf {
+            kind: object.string("type")?,
+            ipam_type,
+        })
+    }
+}
+
+/// A JSON object's members in document order, keys unescaped, values kept
+/// as text: looked up the way Go's `encoding/json` fills a struct.
+pub struct GoObject<'a> {
+    members: Vec<(Cow<'a, str>, &'a RawValue)>,
+}
+
+impl<'a> GoObject<'a> {
+    /// An object, `None` for any other JSON (or none).
+    pub fn parse(text: &'a str) -> Option<GoObject<'a>> {
+        serde_json::from_str(text).ok()
+    }
+
+    /// The value of the last member whose key matches `field` as Go
+    /// matches a struct field's name: `Ok(None)` when none does. Always
+    /// `Some`: the `Option` lets callers chain with `?`.
+    pub fn raw(&self, field: &str) -> Option<Option<&'a RawValue>> {
+        Some(
+            self.members
+                .iter()
+                .rev()
+                .find(|(key, _)| go_fold_eq(key, field))
+                .map(|(_, value)| *value),
+        )
+    }
+
+    /// A string field: absent or `null` is empty, another type `None` (Go's
+    /// `UnmarshalTypeError`).
+    pub fn string(&self, field: &str) -> Option<String> {
+        // Each matching member is assigned in turn; `null` leaves the last value.
+        let mut value = String::new();
+        for (_, raw) in self.members.iter().filter(|(k, _)| go_fold_eq(k, field)) {
+            if let Some(s) = serde_json::from_str::<Option<String>>(raw.get()).ok()? {
+                value = s;
+            }
+        }
+        Some(value)
+    }
+
+    /// A list of strings: absent or `null` is empty; anything else `None`.
+    pub fn strings(&self, field: &str) -> Option<Vec<String>> {
+        match self.raw(field)? {
+            None => Some(Vec::new()),
+            Some(raw) => serde_json::from_str::<Option<Vec<String>>>(raw.get())
+                .ok()
+                .map(Option::unwrap_or_default),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for GoObject<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = GoObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    members.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(GoObject { members })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+                Err(de::Error::custom("not an object"))
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+/// Whether a JSON key names `field` (ASCII) for Go's `encoding/json`: the
+/// same after `foldName`, which upper-cases ASCII letters and maps any other
+/// rune to `ToUpper(ToLower(r))`; the only such runes that land on an ASCII
+/// letter are `ſ` (S), `ı` and `İ` (I) and the Kelvin sign (K).
+pub fn go_fold_eq(key: &str, field: &str) -> bool {
+    let fold = |c: char| match c {
+        'ſ' => 'S',
+        'ı' | 'İ' => 'I',
+        '\u{212A}' => 'K',
+        c => c.to_ascii_uppercase(),
+    };
+    key.chars().map(fold).eq(field.chars().map(fold))
+}
+
+/// An entry's `ips`, as kube-ovn-controller writes them into the
+/// provider's `ip_address` annotation (`strings.Join(attach.IPRequest, ",")`).
+pub fn joined_ips(entry: &Entry) -> String {
+    entry.ips.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Namespace, name, interface and `ips` of a selection.
+    type Parts = (String, String, String, Vec<String>);
+
+    fn names(value: &str) -> Option<Vec<Parts>> {
+        parse_network_annotation(value, "pod-ns").map(|entries| {
+            entries
+                .into_iter()
+                .map(|e| (e.namespace, e.name, e.interface, e.ips))
+                .collect()
+        })
+    }
+
+    fn e(
+        ns: &str,
+        name: &str,
+        interface: &str,
+        ips: &[&str],
+    ) -> (String, String, String, Vec<String>) {
+        (
+            ns.into(),
+            name.into(),
+            interface.into(),
+            ips.iter().map(|s| s.to_string()).collect(),
+        )
+    }
+
+    #[test]
+    fn text_form_as_parse_pod_network_object_text() {
+        assert_eq!(names("net1"), Some(vec![e("pod-ns", "net1", "", &[])]));
+        assert_eq!(
+            names(" other/net1@eth1 , net2"),
+            Some(vec![
+                e("other", "net1", "eth1", &[]),
+                e("pod-ns", "net2", "", &[])
+            ])
+        );
+        // Each part a DNS-1123 label: upper case, a dot or a leading dash fail
+        // the whole annotation.
+        assert_eq!(names("Net1"), None);
+        assert_eq!(names("a/b/c"), None);
+        assert_eq!(names("net1@a@b"), None);
+        assert_eq!(names("net.1"), None);
+        assert_eq!(names("-net"), None);
+        // An empty item is an empty name (the controller then finds no NAD).
+        assert_eq!(
+            names("net1,"),
+            Some(vec![e("pod-ns", "net1", "", &[]), e("pod-ns", "", "", &[])])
+        );
+    }
+
+    #[test]
+    fn json_form_as_go_reads_it() {
+        assert_eq!(
+            names(r#"[{"name":"n1","namespace":"ns1","interface":"eth1","ips":["10.0.0.5"]}]"#),
+            Some(vec![e("ns1", "n1", "eth1", &["10.0.0.5"])])
+        );
+        // Keys without regard to case, the last matching one winning.
+        assert_eq!(
+            names(r#"[{"NAME":"n1","IPs":["a"],"ips":["b"]}]"#),
+            Some(vec![e("pod-ns", "n1", "", &["b"])])
+        );
+        assert_eq!(
+            names(r#"[{"name":"n1","ıpſ":["10.0.0.9"]}]"#),
+            Some(vec![e("pod-ns", "n1", "", &["10.0.0.9"])])
+        );
+        // null leaves a string as it was; a list null is empty.
+        assert_eq!(
+            names(r#"[{"name":"n1","name":null,"ips":null}]"#),
+            Some(vec![e("pod-ns", "n1", "", &[])])
+        );
+        // Without `[`, `{` or `"` it is the text form: a NAD named null.
+        assert_eq!(names("null"), Some(vec![e("pod-ns", "null", "", &[])]));
+        // A wrong type, a null element, an object rather than a list: the
+        // whole annotation fails.
+        assert_eq!(names(r#"[{"name":"n1","ips":"10.0.0.5"}]"#), None);
+        assert_eq!(names(r#"[{"name":5}]"#), None);
+        assert_eq!(names(r#"[null]"#), None);
+        assert_eq!(names(r#"{"name":"n1"}"#), None);
+        // Any `"` makes it JSON.
+        assert_eq!(names(r#"net1""#), None);
+    }
+
+    #[test]
+    fn entries_default_network_first() {
+        let annotations: BTreeMap<String, String> = [
+            (NETWORKS.to_string(), "b".to_string()),
+            (DEFAULT_NETWORK.to_string(), "ns2/a".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let all = entries(&annotations, "ns").expect("parses");
+        assert_eq!(
+            all.iter()
+                .map(|e| (e.nad_key(), e.default))
+                .collect::<Vec<_>>(),
+            vec![("ns2/a".to_string(), true), ("ns/b".to_string(), false)]
+        );
+        let mut broken = annotations.clone();
+        broken.insert(NETWORKS.to_string(), "A".to_string());
+        assert_eq!(entries(&broken, "ns"), None);
+    }
+
+    #[test]
+    fn nad_kinds_as_the_controller_reads_them() {
+        assert_eq!(
+            nad_kind(
+                r#"{"cniVersion":"0.3.0","type":"kube-ovn","server_socket":"/run/openvswitch/kube-ovn-daemon.sock","provider":"a.b.ovn"}"#
+            ),
+            Some(NadKind::Ovn)
+        );
+        assert_eq!(
+            nad_kind(r#"{"type":"macvlan","ipam":{"type":"kube-ovn"}}"#),
+            Some(NadKind::Ipam)
+        );
+        assert_eq!(
+            nad_kind(r#"{"type":"macvlan","ipam":{"type":"host-local"}}"#),
+            None
+        );
+        assert_eq!(nad_kind(r#"{"Type":"kube-ovn"}"#), Some(NadKind::Ovn));
+        assert_eq!(
+            nad_kind(
+                r#"{"cniVersion":"0.3.1","name":"x","plugins":[{"type":"kube-ovn"},{"type":"portmap"}]}"#
+            ),
+            Some(NadKind::Ovn)
+        );
+        assert_eq!(
+            nad_kind(r#"{"plugins":[{"type":"bridge","ipam":{"type":"kube-ovn"}}]}"#),
+            Some(NadKind::Ipam)
+        );
+        // A typed config's plugins are never read.
+        assert_eq!(
+            nad_kind(r#"{"type":"bridge","plugins":[{"type":"kube-ovn"}]}"#),
+            None
+        );
+        // What loadNetConf refuses.
+        assert_eq!(nad_kind(""), None);
+        assert_eq!(nad_kind("not json"), None);
+        assert_eq!(nad_kind(r#"{"type":5}"#), None);
+        assert_eq!(nad_kind(r#"{"plugins":[]}"#), None);
+        assert_eq!(
+            nad_kind(r#"{"plugins":[{"ipam":{"type":"kube-ovn"}}]}"#),
+            None
+        );
+        assert_eq!(nad_kind(r#"{"name":"x"}"#), None);
+        assert_eq!(nad_kind(r#"{"type":"macvlan","ipam":"kube-ovn"}"#), None);
+    }
+
+    #[test]
+    fn providers_and_keys() {
+        let entry = Entry {
+            name: "net1".into(),
+            namespace: "ns".into(),
+            interface: "eth1".into(),
+            ..Entry::default()
+        };
+        assert_eq!(
+            entry.per_interface_key().as_deref(),
+            Some("net1.ns.kubernetes.io/ip_address.eth1")
+        );
+        assert_eq!(
+            entry.candidate_providers(),
+            vec!["net1.ns", "net1.ns.ovn.eth1", "net1.ns.ovn"]
+        );
+    }
+}

@@ -6,7 +6,8 @@ what kube-rs asks for, over plain HTTP on 127.0.0.1, from the objects of a
 conformance case's `cluster`, answering as kube-apiserver v1.36 answers
 (e2e/standin_vs_apiserver.py compares the two):
 
-- discovery: /version, /api, /api/v1, /apis, /apis/kubeovn.io/v1, with the
+- discovery: /version, /api, /api/v1, /apis, /apis/kubeovn.io/v1 (and
+  /apis/k8s.cni.cncf.io/v1), with the
   real entries (verbs, short names, subresources) of the kinds served;
 - LIST in the API server's order (namespace/name), with labelSelector
   (k=v, k==v, k!=v, k, !k, in, notin; 400 for what does not parse) and
@@ -77,6 +78,8 @@ KINDS = [
 ]
 
 BY_KEY = {k[0]: k for k in KINDS}
+# The API groups other than the core one, in the order /apis lists them.
+GROUP_VERSIONS = sorted({k[1] for k in KINDS if "/" in k[1]}, key=lambda gv: gv != "kubeovn.io/v1")
 BY_PLURAL = {(k[1], k[3]): k for k in KINDS}
 RESOURCE_VERSION = "1"
 
@@ -111,6 +114,7 @@ DISCOVERY = {
     "services": ("service", ["svc"], [("proxy", "ServiceProxyOptions", ["create", "delete", "get", "patch", "update"]),
                                       STATUS]),
     "configmaps": ("configmap", ["cm"], []),
+    "network-attachment-definitions": ("network-attachment-definition", ["net-attach-def"], []),
 }
 CATEGORIES = {"services": ["all"]}
 CR_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
@@ -518,19 +522,20 @@ class Handler(BaseHTTPRequestHandler):
                 "kind": "APIGroupList",
                 "apiVersion": "v1",
                 "groups": [{
-                    "name": "kubeovn.io",
-                    "versions": [{"groupVersion": "kubeovn.io/v1", "version": "v1"}],
-                    "preferredVersion": {"groupVersion": "kubeovn.io/v1", "version": "v1"},
-                }],
+                    "name": gv.split("/")[0],
+                    "versions": [{"groupVersion": gv, "version": gv.split("/")[1]}],
+                    "preferredVersion": {"groupVersion": gv, "version": gv.split("/")[1]},
+                } for gv in GROUP_VERSIONS],
             }
         if parts == ["api", "v1"]:
             return 200, self.resource_list("v1")
-        if parts == ["apis", "kubeovn.io", "v1"]:
-            return 200, self.resource_list("kubeovn.io/v1")
         if parts[:2] == ["api", "v1"]:
             return self.resource_request("v1", parts[2:], query)
-        if parts[:3] == ["apis", "kubeovn.io", "v1"]:
-            return self.resource_request("kubeovn.io/v1", parts[3:], query)
+        for gv in GROUP_VERSIONS:
+            if parts == ["apis", *gv.split("/")]:
+                return 200, self.resource_list(gv)
+            if parts[:3] == ["apis", *gv.split("/")]:
+                return self.resource_request(gv, parts[3:], query)
         return 404, PlainText(NOT_FOUND)
 
     def resource_list(self, api_version):

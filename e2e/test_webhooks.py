@@ -72,7 +72,7 @@ STATIC_IP_WEBHOOK = {
         "name": "clusterwide-kube-ovn-static-ip.kubewarden.admission",
         "clientConfig": service("kube-ovn-static-ip"),
         "rules": [
-            {"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
+            {"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]},
             {"operations": ["CREATE", "UPDATE"], "apiGroups": ["apps"], "apiVersions": ["v1"],
              "resources": ["deployments", "statefulsets", "daemonsets"]},
             {"operations": ["CREATE", "UPDATE"], "apiGroups": ["batch"], "apiVersions": ["v1"],
@@ -97,7 +97,27 @@ STATIC_IP_WEBHOOK = {
                     "  : request.kind.kind == 'CronJob'\n"
                     "    ? object.?spec.?jobTemplate.?spec.?template.?metadata.?annotations.orValue({})\n"
                     "    : object.?spec.?template.?metadata.?annotations.orValue({})\n"
-                    ").exists(k, k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool'))"
+                    ").exists(k, k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
+                    "  || k.contains('kubernetes.io/ip_address.')\n"
+                    "  || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')"
+                ),
+            },
+            {
+                "name": "pod-update-changes-addresses",
+                # the first lines folded into one, the more indented ones kept
+                "expression": (
+                    "request.kind.kind != 'Pod' || request.operation != 'UPDATE' "
+                    "|| object.metadata.?annotations.orValue({}).exists(k,\n"
+                    "     (k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
+                    "       || k.endsWith('kubernetes.io/logical_switch') || k.contains('kubernetes.io/ip_address.')\n"
+                    "       || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')\n"
+                    "     && (!(k in oldObject.metadata.?annotations.orValue({}))\n"
+                    "       || oldObject.metadata.annotations[k] != object.metadata.annotations[k]))\n"
+                    "|| oldObject.metadata.?annotations.orValue({}).exists(k,\n"
+                    "     (k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
+                    "       || k.endsWith('kubernetes.io/logical_switch') || k.contains('kubernetes.io/ip_address.')\n"
+                    "       || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')\n"
+                    "     && !(k in object.metadata.?annotations.orValue({})))"
                 ),
             },
         ],
@@ -205,7 +225,7 @@ DEPLOY_POLICIES_YML = {
         "allowedToMutate": False,
         "contextAwareResources": cars(
             ("kubeovn.io/v1", "IP"), ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "IPPool"),
-            ("v1", "Namespace"),
+            ("v1", "Namespace"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
         ),
         "settings": {},
         "timeoutEvalSeconds": 8,

@@ -238,7 +238,7 @@ mod tests {
             (
                 r#"{"defaultVPC":"x"}"#,
                 Err(
-                    "settings are not valid: unknown field `defaultVPC`, expected one of `defaultVpc`, `kubernetesServiceIP`, `useSubnetStatus`",
+                    "settings are not valid: unknown field `defaultVPC`, expected one of `defaultVpc`, `kubernetesServiceIP`, `useSubnetStatus`, `checkIPPoolNamespaces`",
                 ),
             ),
             (

@@ -209,7 +209,20 @@ fn deployment_manifests_stay_within_the_metadata() {
             );
             let rules = rule_triples(&spec["rules"]);
             if name == "kube-ovn-static-ip" {
-                assert_eq!(rules, declared_rules, "{name}: the rules of metadata.yml");
+                // metadata.yml's, and Pod UPDATE: deployed only behind
+                // deploy/'s matchConditions, which send an update only when
+                // it changes an address annotation (I18).
+                let mut expected = declared_rules.clone();
+                expected.insert(("".into(), "pods".into(), "UPDATE".into()));
+                assert_eq!(rules, expected, "{name}: the rules of metadata.yml");
+                let conditions: Vec<&str> = spec["matchConditions"]
+                    .as_array()
+                    .map(|s| s.iter().filter_map(|c| c["name"].as_str()).collect())
+                    .unwrap_or_default();
+                assert!(
+                    conditions.contains(&"pod-update-changes-addresses"),
+                    "{name}: Pod UPDATE without its matchCondition"
+                );
             } else {
                 // Kube-OVN's own kinds: deployed only where deploy/ exempts
                 // kube-ovn-controller and grants the lookups.

@@ -187,7 +187,8 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
         })
         .collect();
     // The pod's Subnet is read once, for its record of what is in use (I15;
-    // it has none) and for I6.
+    // it has none) and for I6; every IPPool once, for those reserved for
+    // other namespaces (I19).
     assert_eq!(
         ops,
         [
@@ -198,6 +199,7 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             "list_resources_all Subnet",
             "list_resources_all IP",
             "list_resources_all IP",
+            "list_resources_all IPPool",
         ]
     );
     // The Namespace comes from every Namespace (one watch cache, whatever
@@ -265,12 +267,16 @@ fn a_subnets_record_spares_the_ip_lookups() {
     };
     // Free by the record: only the Subnet (its name found in the Vpc's
     // status, so every Subnet's metadata is not read), whose masks carry
-    // the record.
+    // the record, and every IPPool (I19: none reserves the address).
     let (verdict, ops, calls) = ask("10.16.0.30", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
         ops,
-        ["list_resources_all Vpc ", "list_resources_all Subnet "]
+        [
+            "list_resources_all Vpc ",
+            "list_resources_all Subnet ",
+            "list_resources_all IPPool "
+        ]
     );
     assert_eq!(
         calls[1].payload["field_masks"],
@@ -284,8 +290,8 @@ fn a_subnets_record_spares_the_ip_lookups() {
             "status.v6usingIPs"
         ])
     );
-    // In use by the pod's own IP object: one GET, no list, and never kept
-    // in the policy-server's cache of GETs (a name per pod).
+    // In use by the pod's own IP object: one GET, no IP list, and never
+    // kept in the policy-server's cache of GETs (a name per pod).
     let (verdict, ops, calls) = ask("10.16.0.20", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
@@ -293,7 +299,8 @@ fn a_subnets_record_spares_the_ip_lookups() {
         [
             "list_resources_all Vpc ",
             "list_resources_all Subnet ",
-            "get_resource IP app-1.default"
+            "get_resource IP app-1.default",
+            "list_resources_all IPPool "
         ]
     );
     assert_eq!(calls[2].payload["namespace"], Value::Null);
@@ -358,7 +365,7 @@ fn ippool_name_is_found_among_every_ippool() {
     assert_eq!(calls[0].payload["field_selector"], Value::Null);
     assert_eq!(
         calls[0].payload["field_masks"],
-        json!(["spec.ips", "spec.subnet"])
+        json!(["spec.ips", "spec.namespaces", "spec.subnet"])
     );
 
     let (missing, _) = policy()
@@ -632,6 +639,7 @@ fn subnet_create_lists_subnets_and_vpcs_with_field_masks() {
             "spec.gateway",
             "spec.namespaces",
             "spec.policyRoutingTableID",
+            "spec.provider",
             "spec.vlan",
             "spec.vpc"
         ])
@@ -837,7 +845,7 @@ fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
     assert_eq!(calls[3].payload["field_selector"], Value::Null);
     assert_eq!(
         calls[3].payload["field_masks"],
-        json!(["spec.ips", "spec.subnet"])
+        json!(["spec.ips", "spec.namespaces", "spec.subnet"])
     );
 
     // An UPDATE that leaves spec.ips alone looks nothing up.

@@ -53,6 +53,11 @@
 #                           real kube-apiserver; checks (or writes) the recorded answers
 #   make oracle-generated [GEN_SEED=1 GEN_COUNT=500]   generated requests (e2e/generate.py)
 #                           asked of upstream and the policy; disagreements saved as cases
+# nor is kube-ovn-controller (Kube-OVN's cmd/controller): on PATH, built by hand
+# outside this repository, else one `SKIPPED:` line:
+#   make e2e-kube-ovn       kube-ovn-controller allocates on e2e-cluster's control plane
+#                           (OVN's databases in Debian's ovsdb-server): the seed's demo on
+#                           its allocation, the lag of its Subnet record (I15)
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
 SHELL        := bash
@@ -68,7 +73,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
-	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs
+	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn
 
 all: policy.wasm
 
@@ -216,7 +221,8 @@ endif
 found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 # $(call guard,<test>,<programs>): run target <test>-run when every program
 # is found, else print one SKIPPED: line naming the first one missing. Only
-# Kubewarden's programs are guarded: a missing bats or openssl fails.
+# Kubewarden's programs and kube-ovn-controller, which no registry serves, are
+# guarded: a missing bats, openssl or ovsdb-server fails.
 guard = $(if $(strip $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))), \
 	@echo "SKIPPED: $(1): $(firstword $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))) not found", \
 	@$(MAKE) --no-print-directory $(1)-run)
@@ -248,6 +254,8 @@ e2e-controller:
 	$(call guard,$@,kubewarden-controller)
 e2e-audit:
 	$(call guard,$@,audit-scanner policy-server kwctl)
+e2e-kube-ovn:
+	$(call guard,$@,kube-ovn-controller)
 
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
@@ -375,6 +383,16 @@ e2e-unit:
 # policy-server in e2e-cluster-kubewarden.
 e2e-cluster: policy.wasm cluster-bin kop-serve
 	python3 e2e/cluster_e2e.py policy.wasm --server target/host/kop-serve
+
+# Kube-OVN's kube-ovn-controller, out of cluster against the same control
+# plane and OVN's databases (Debian's ovsdb-server, schemas from
+# ../shared/kube-ovn/ovsdb), allocates the pods the policy admits
+# (e2e/kube_ovn_e2e.py): the seed's demo on its allocation, the lag of its
+# Subnet record (I15), its objects against bench-data's.
+e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
+	python3 e2e/kube_ovn_e2e.py policy.wasm --server target/host/kop-serve \
+		--controller "$$(command -v kube-ovn-controller)"
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"

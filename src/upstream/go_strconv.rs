@@ -68,11 +68,76 @@ fn in_print_ranges<T: Ord + Copy>(pairs: &[T], x: T) -> bool {
 
 /// Go's `strconv.Atoi`: an optional sign and decimal digits fitting an int64.
 pub fn atoi(s: &str) -> Option<i64> {
-    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    match go_atoi(s) {
+        (n, None) => Some(n),
+        _ => None,
     }
-    s.strip_prefix('+').unwrap_or(s).parse().ok()
+}
+
+/// Why Go's `strconv.Atoi` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtoiError {
+    /// `invalid syntax`: the value is 0.
+    Syntax,
+    /// `value out of range`: the value is clamped to `i64::MAX` or `i64::MIN`.
+    Range,
+}
+
+/// Go's `strconv.Atoi` on a 64-bit machine, the value and the error as it
+/// returns both (src/strconv/atoi.go). Texts of 1 to 18 bytes take its fast
+/// path: any byte but a leading sign and digits is a syntax error. Longer
+/// ones go through `ParseInt` and `ParseUint`, which read the digits in
+/// order and stop at the first that overflows a uint64 (a range error,
+/// whatever follows) or at the first byte that is no digit (a syntax
+/// error); a uint64 past the int64 range is a range error too. So
+/// `999999999999999999999x` is out of range (`i64::MAX`), while
+/// `9999999999999999999x` is a syntax error (0).
+pub fn go_atoi(s: &str) -> (i64, Option<AtoiError>) {
+    let bytes = s.as_bytes();
+    let (neg, digits) = match bytes.first() {
+        Some(b'-') => (true, &bytes[1..]),
+        Some(b'+') => (false, &bytes[1..]),
+        _ => (false, bytes),
+    };
+    if bytes.is_empty() || digits.is_empty() {
+        return (0, Some(AtoiError::Syntax));
+    }
+    if bytes.len() < 19 {
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return (0, Some(AtoiError::Syntax));
+        }
+        let n = digits
+            .iter()
+            .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        return (if neg { -n } else { n }, None);
+    }
+    // ParseUint(s, 10, 64).
+    const CUTOFF: u64 = u64::MAX / 10 + 1;
+    let mut n: u64 = 0;
+    let mut overflow = false;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return (0, Some(AtoiError::Syntax));
+        }
+        let Some(next) = (n < CUTOFF)
+            .then(|| n * 10)
+            .and_then(|m| m.checked_add(u64::from(c - b'0')))
+        else {
+            overflow = true;
+            break;
+        };
+        n = next;
+    }
+    // ParseInt: the uint64 against the int64 range.
+    const HALF: u64 = 1 << 63;
+    match (neg, overflow) {
+        (false, true) => (i64::MAX, Some(AtoiError::Range)),
+        (true, true) => (i64::MIN, Some(AtoiError::Range)),
+        (false, false) if n >= HALF => (i64::MAX, Some(AtoiError::Range)),
+        (true, false) if n > HALF => (i64::MIN, Some(AtoiError::Range)),
+        (false, false) => (n as i64, None),
+        (true, false) => ((n as i64).wrapping_neg(), None),
+    }
 }
 
 /// Go's `%q` (`strconv.Quote`, src/strconv/quote.go `appendQuotedWith` and
@@ -124,19 +189,12 @@ pub fn go_quote(s: &str) -> String {
 
 /// Go's `strconv.Atoi` with its error text.
 pub fn atoi_or_error(text: &str) -> Result<i64, String> {
-    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "strconv.Atoi: parsing {}: invalid syntax",
-            go_quote(text)
-        ));
-    }
-    atoi(text).ok_or_else(|| {
-        format!(
-            "strconv.Atoi: parsing {}: value out of range",
-            go_quote(text)
-        )
-    })
+    let why = match go_atoi(text) {
+        (n, None) => return Ok(n),
+        (_, Some(AtoiError::Syntax)) => "invalid syntax",
+        (_, Some(AtoiError::Range)) => "value out of range",
+    };
+    Err(format!("strconv.Atoi: parsing {}: {why}", go_quote(text)))
 }
 
 #[cfg(test)]
@@ -163,6 +221,44 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(atoi(input), *want, "atoi({input:?})");
         }
+    }
+
+    /// Each expectation is Go 1.26's `strconv.Atoi` (value, error) on amd64.
+    #[test]
+    fn go_atoi_values_and_errors() {
+        use AtoiError::{Range, Syntax};
+        let cases: &[(&str, (i64, Option<AtoiError>))] = &[
+            ("123456789012345678", (123_456_789_012_345_678, None)),
+            ("12345678901234567x", (0, Some(Syntax))),
+            ("+", (0, Some(Syntax))),
+            ("-", (0, Some(Syntax))),
+            ("9223372036854775807", (i64::MAX, None)),
+            ("+9223372036854775807", (i64::MAX, None)),
+            ("9223372036854775808", (i64::MAX, Some(Range))),
+            ("-9223372036854775808", (i64::MIN, None)),
+            ("-9223372036854775809", (i64::MIN, Some(Range))),
+            ("18446744073709551615", (i64::MAX, Some(Range))),
+            ("18446744073709551616", (i64::MAX, Some(Range))),
+            // The uint64 overflows before the non-digit: out of range.
+            ("999999999999999999999x", (i64::MAX, Some(Range))),
+            ("-999999999999999999999x", (i64::MIN, Some(Range))),
+            ("18446744073709551616x", (i64::MAX, Some(Range))),
+            // The non-digit comes first: a syntax error.
+            ("9999999999999999999x", (0, Some(Syntax))),
+            ("1844674407370955161x5", (0, Some(Syntax))),
+            ("1_000000000000000000000", (0, Some(Syntax))),
+        ];
+        for (input, want) in cases {
+            assert_eq!(go_atoi(input), *want, "go_atoi({input:?})");
+        }
+        assert_eq!(
+            atoi_or_error("999999999999999999999x"),
+            Err(r#"strconv.Atoi: parsing "999999999999999999999x": value out of range"#.into())
+        );
+        assert_eq!(
+            atoi_or_error("9999999999999999999x"),
+            Err(r#"strconv.Atoi: parsing "9999999999999999999x": invalid syntax"#.into())
+        );
     }
 
     /// Go's `strconv.Quote` (what `%q` prints); each expectation is Go 1.25's

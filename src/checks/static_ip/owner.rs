@@ -3,6 +3,7 @@
 //! addresses.
 
 use crate::k8s::objects::OwnerReference;
+use crate::upstream::go_strconv::go_atoi;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -183,20 +184,13 @@ pub fn statefulset_pod(pod_name: &str, owners: &[OwnerReference]) -> Option<Stat
 }
 
 /// The number after the last `-`, read as `acquireAddress` reads it with
-/// Go's `strconv.Atoi`, whose error it ignores: text that is not a number is
-/// 0, and a number past `i64::MAX` is `i64::MAX` (past every group).
+/// Go's `strconv.Atoi`, whose error it ignores (`pod.go:2726`): text that is
+/// not a number is 0, and a number past `i64::MAX` (digits that overflow
+/// before any other byte, too) is `i64::MAX`, past every group. The last
+/// part holds no `-`, so the value is never negative.
 fn ordinal(pod_name: &str) -> u64 {
     let last = pod_name.rsplit('-').next().unwrap_or_default();
-    let digits = last.strip_prefix('+').unwrap_or(last);
-    if !is_digits(digits) {
-        return 0;
-    }
-    const MAX: u64 = i64::MAX.unsigned_abs();
-    digits.bytes().fold(0u64, |n, b| {
-        n.saturating_mul(10)
-            .saturating_add(u64::from(b - b'0'))
-            .min(MAX)
-    })
+    u64::try_from(go_atoi(last).0).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -294,6 +288,10 @@ mod tests {
                 "db-99999999999999999999999999999999999999",
                 Some(9_223_372_036_854_775_807),
             ),
+            // Atoi's range error before its syntax error: the digits
+            // overflow a uint64 before the letter is read.
+            ("db-999999999999999999999x", Some(9_223_372_036_854_775_807)),
+            ("db-9999999999999999999x", Some(0)),
             // Not the StatefulSet's name: not a StatefulSet pod.
             ("web-0", None),
             ("d-0", None),

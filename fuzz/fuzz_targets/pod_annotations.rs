@@ -23,6 +23,9 @@ const KEYS: &[&str] = &[
     "net1.default.ovn.kubernetes.io/logical_switch",
     "net1.default.ovn.kubernetes.io/ip_family",
     "kubevirt.io/migrationJobName",
+    "k8s.v1.cni.cncf.io/networks",
+    "v1.multus-cni.io/default-network",
+    "net1.default.kubernetes.io/ip_address.eth1",
 ];
 
 /// Every lookup answers one IP CR and one Subnet of `ovn-default`.
@@ -39,8 +42,11 @@ impl Host for Small {
             ("list_resources_all", _, true) => {
                 r#"{"apiVersion":"kubeovn.io/v1","kind":"IPList","items":[{"metadata":{"name":"a.default"},"spec":{"podName":"a","namespace":"default","subnet":"ovn-default","ipAddress":"10.16.0.5,fd00::5","v4IpAddress":"10.16.0.5","v6IpAddress":"fd00::5"}}]}"#
             }
+            ("list_resources_all", _, _) if text.contains("NetworkAttachmentDefinition") => {
+                r#"{"apiVersion":"k8s.cni.cncf.io/v1","kind":"NetworkAttachmentDefinitionList","items":[{"metadata":{"name":"net1","namespace":"default"},"spec":{"config":"{\"type\":\"kube-ovn\"}"}}]}"#
+            }
             ("list_resources_all", true, _) => {
-                r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","items":[{"metadata":{"name":"ovn-default"},"spec":{"default":true,"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}]}"#
+                r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","items":[{"metadata":{"name":"ovn-default"},"spec":{"default":true,"provider":"net1.default.ovn","cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}]}"#
             }
             ("get_resource", true, _) => {
                 r#"{"apiVersion":"kubeovn.io/v1","kind":"Subnet","metadata":{"name":"ovn-default"},"spec":{"cidrBlock":"10.16.0.0/16,fd00::/112","gateway":"10.16.0.1,fd00::1"}}"#

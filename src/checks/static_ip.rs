@@ -38,7 +38,7 @@ use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
 use pools::{is_address_pool, pool_warnings};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The annotation that marks a KubeVirt live-migration target pod: upstream
 /// skips every check of a pod that carries it; the policy does not (I16).
@@ -124,7 +124,8 @@ fn changed_nics(pod: &Pod, old: Option<&Pod>, namespace: &str) -> BTreeSet<Strin
         }
     }
     let selections = |annotations| networks::entries(annotations, namespace).unwrap_or_default();
-    let (now, then) = (selections(new), selections(before));
+    let now = selections(new);
+    let then: HashSet<Entry> = selections(before).into_iter().collect();
     for entry in &now {
         let per_interface = entry.per_interface_key();
         let key_changed = per_interface

@@ -29,7 +29,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 
@@ -316,6 +316,8 @@ pub struct HostCluster<H: Host = Wapc> {
     all_ippools: OnceCell<Lookup<Vec<u8>>>,
     /// Every NetworkAttachmentDefinition, of every namespace.
     all_nads: OnceCell<Lookup<Vec<u8>>>,
+    /// The same, by namespace and name.
+    nads: OnceCell<Lookup<HashMap<(String, String), NetworkAttachmentDefinition>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
     named_subnets: RefCell<Vec<(String, Lookup<Option<Subnet>>)>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
@@ -351,6 +353,7 @@ impl<H: Host> HostCluster<H> {
             all_namespaces: OnceCell::new(),
             all_ippools: OnceCell::new(),
             all_nads: OnceCell::new(),
+            nads: OnceCell::new(),
             named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
             all_ips: RefCell::new(None),
@@ -872,23 +875,6 @@ fn find_named<'r>(kind: &ApiResource, raw: &'r [u8], name: &str) -> Lookup<Optio
     }
 }
 
-/// A namespaced object's name and namespace, borrowed from the answer.
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct NamespacedRef<'a> {
-    #[serde(borrow)]
-    metadata: NamespacedMetaRef<'a>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct NamespacedMetaRef<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow)]
-    namespace: Cow<'a, str>,
-}
-
 /// Any object, by its name alone, borrowed from the answer.
 #[derive(Default, Deserialize)]
 #[serde(default)]
@@ -1085,28 +1071,27 @@ impl<H: Host> Cluster for HostCluster<H> {
         if !is_dns1123_subdomain(name) || !is_dns1123_subdomain(namespace) {
             return Ok(None);
         }
-        let fail = |e: LookupError| LookupError::get(kind, name, Some(namespace), e.why);
-        let raw = self
-            .kind_wide(&self.all_nads, kind, &NAD_FIELD_MASKS)
-            .map_err(fail)?;
-        // Only the metadata of the others is read; the one named is copied.
-        let found = decode_list_kept(kind, raw, |item: decode::Raw<'_>| {
-            let named = decode::from_slice::<NamespacedRef<'_>>(item.get().as_bytes()).ok()?;
-            (named.metadata.name == name && named.metadata.namespace == namespace).then_some(item)
-        })
-        .map_err(fail)?;
-        found
-            .first()
-            .map(|item| {
-                decode::from_slice::<NetworkAttachmentDefinition>(item.get().as_bytes()).map_err(
-                    |e| {
-                        fail(LookupError::failed(format!(
-                            "error deserializing list all resources response: {e}"
-                        )))
-                    },
-                )
+        let fail = |e: &LookupError| LookupError::get(kind, name, Some(namespace), e.why.clone());
+        // Every NAD, indexed once per evaluation: a pod's selections, however
+        // many, cost one pass over the list.
+        let index = self
+            .nads
+            .get_or_init(|| {
+                let raw = self.kind_wide(&self.all_nads, kind, &NAD_FIELD_MASKS)?;
+                let all = decode_list::<NetworkAttachmentDefinition>(kind, raw)?;
+                Ok(all
+                    .into_iter()
+                    .map(|nad| {
+                        let key = (nad.metadata.namespace.clone(), nad.metadata.name.clone());
+                        (key, nad)
+                    })
+                    .collect())
             })
-            .transpose()
+            .as_ref()
+            .map_err(fail)?;
+        Ok(index
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned())
     }
 
     fn ippools(&self) -> Result<&[IpPool], LookupError> {

@@ -39,6 +39,14 @@ fn cluster() -> ClusterState {
         )
         .expect("ippool");
     cluster
+        .push(
+            "networkattachmentdefinitions",
+            json!({"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+                   "metadata": {"name": "real-nad", "namespace": "default"},
+                   "spec": {"config": r#"{"cniVersion":"0.3.0","type":"kube-ovn","provider":"real-nad.default.ovn"}"#}}),
+        )
+        .expect("nad");
+    cluster
 }
 
 /// The adversary's requests: invented subnets, pools, namespaces and
@@ -82,6 +90,20 @@ fn requests() -> Vec<Value> {
         );
     }
     requests.push(pod_request(Value::Object(attachments)));
+    // Thousands of network selections (I17): invented NADs in invented
+    // namespaces, and one real NAD selected again and again.
+    let invented: Vec<Value> = (0..3_000)
+        .map(|i| json!({"name": format!("nad-{i}"), "namespace": format!("ns-{i}"), "ips": ["10.99.0.1"]}))
+        .collect();
+    requests.push(pod_request(
+        json!({"k8s.v1.cni.cncf.io/networks": Value::Array(invented).to_string()}),
+    ));
+    let real: Vec<Value> = (0..3_000)
+        .map(|i| json!({"name": "real-nad", "interface": format!("net{i}"), "ips": ["10.99.0.1"]}))
+        .collect();
+    requests.push(pod_request(
+        json!({"k8s.v1.cni.cncf.io/networks": Value::Array(real).to_string()}),
+    ));
     // Real names too: the pod's own subnet, and the pool.
     requests.push(pod_request(json!({
         "ovn.kubernetes.io/logical_switch": subnet_name(3),
@@ -159,8 +181,9 @@ fn lists_are_kind_wide_or_narrowed_to_what_exists() {
     );
     // Every IP list is by an existing subnet, without the label, or whole;
     // Subnet lists: every Subnet, and the one subnet named that exists;
-    // every Vpc (whose status names its Subnets), every IPPool and Namespace.
-    assert!(lists.len() <= 9, "{lists:#?}");
+    // every Vpc (whose status names its Subnets), every IPPool, Namespace
+    // and NetworkAttachmentDefinition (I17).
+    assert!(lists.len() <= 10, "{lists:#?}");
     // I15's own-IP GETs are per pod: never cached by the policy-server.
     for get in &gets {
         assert_eq!(get["disable_cache"], json!(true), "{get}");

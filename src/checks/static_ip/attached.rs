@@ -36,16 +36,36 @@ pub fn attached_nics<'a>(
     for entry in selections {
         *counts.entry(entry.nad_key()).or_default() += 1;
     }
+    let mut providers = Providers::default();
     for entry in selections {
         if !has_static_address(annotations, entry) {
             continue; // nothing to check: no lookup
         }
         let twice = counts.get(&entry.nad_key()).is_some_and(|n| *n > 1);
-        if let Some(nic) = selection_nic(annotations, entry, twice, cluster)? {
+        if let Some(nic) = selection_nic(annotations, entry, twice, cluster, &mut providers)? {
             nics.insert(nic.provider_name().to_string(), nic);
         }
     }
     Ok(nics.into_values().collect())
+}
+
+/// The Subnet of each provider (the first by name where several have it),
+/// indexed once per evaluation: a pod's selections, however many, cost one
+/// pass over the Subnets.
+#[derive(Default)]
+struct Providers(Option<HashMap<String, String>>);
+
+impl Providers {
+    fn subnet(&mut self, cluster: &dyn Cluster, provider: &str) -> Result<Option<String>, Denial> {
+        if self.0.is_none() {
+            self.0 = Some(by_provider(cluster.subnets()?));
+        }
+        Ok(self
+            .0
+            .as_ref()
+            .and_then(|index| index.get(provider))
+            .cloned())
+    }
 }
 
 /// Whether a selection asks for a static address or pool in any form the
@@ -69,6 +89,7 @@ fn selection_nic<'a>(
     entry: &Entry,
     twice: bool,
     cluster: &dyn Cluster,
+    providers: &mut Providers,
 ) -> Result<Option<Nic<'a>>, Denial> {
     let Some(nad) = cluster.network_attachment_definition(&entry.namespace, &entry.name)? else {
         return Ok(None);
@@ -91,7 +112,7 @@ fn selection_nic<'a>(
                 let bare = provider
                     .strip_suffix(&format!(".{}", entry.interface))
                     .unwrap_or(&provider);
-                by_provider(cluster.subnets()?, bare)
+                providers.subnet(cluster, bare)?
             } else {
                 cluster.subnet(named)?.map(|s| s.metadata.name)
             };
@@ -101,7 +122,7 @@ fn selection_nic<'a>(
         // annotation is not read (pod.go:2314-2330).
         NadKind::Ipam => {
             let provider = format!("{}.{}", entry.name, entry.namespace);
-            let subnet = by_provider(cluster.subnets()?, &provider);
+            let subnet = providers.subnet(cluster, &provider)?;
             (provider, subnet)
         }
     };
@@ -136,13 +157,20 @@ fn selection_nic<'a>(
     }))
 }
 
-/// The Subnet whose `spec.provider` is `provider`: the first by name where
-/// several are (the controller takes the first its cache lists).
-fn by_provider(subnets: &[Subnet], provider: &str) -> Option<String> {
-    subnets
-        .iter()
-        .filter(|s| s.spec.provider == provider)
-        .map(|s| &s.metadata.name)
-        .min()
-        .cloned()
+/// Each provider's Subnet: the first by name where several have it (the
+/// controller takes the first its cache lists).
+fn by_provider(subnets: &[Subnet]) -> HashMap<String, String> {
+    let mut index: HashMap<String, String> = HashMap::new();
+    for subnet in subnets {
+        let name = &subnet.metadata.name;
+        index
+            .entry(subnet.spec.provider.clone())
+            .and_modify(|first| {
+                if name < first {
+                    first.clone_from(name);
+                }
+            })
+            .or_insert_with(|| name.clone());
+    }
+    index
 }

@@ -25,7 +25,7 @@ pub const DEFAULT_NETWORK: &str = "v1.multus-cni.io/default-network";
 pub const KUBE_OVN: &str = "kube-ovn";
 
 /// One network selection: the NAD it names and what it asks of it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Entry {
     /// The NAD's name.
     pub name: String,

@@ -246,8 +246,11 @@ class CasePlayer:
     def build(self, case, own):
         """The case's cluster through the controller: None, or why it cannot be built.
 
-        `own`: (namespace, name) of the request's pod; its IP objects are left
-        to the request (an UPDATE's oldObject asks for them itself)."""
+        `own`: (namespace, name) of the request's pod; its own IP objects are
+        left to the request: a pod of that name cannot exist twice, and the
+        controller gives a pod back what its name holds (IPAM keys addresses by
+        `<namespace>/<pod>`), so the request's pod (an UPDATE's oldObject)
+        asks for them itself."""
         cluster = case.get("cluster") or {}
         for ns in cluster.get("namespaces", []):
             meta = ns.get("metadata", {})
@@ -284,10 +287,7 @@ class CasePlayer:
             holders.setdefault((spec["namespace"], spec["podName"]), []).append((provider, address, spec.get("subnet")))
         for (namespace, name), nics in holders.items():
             if (namespace, name) == own:
-                if case["request"]["operation"] == "UPDATE":
-                    continue
-                return (f"the request's pod {namespace}/{name} already holds IP objects: a pod of that name "
-                        "cannot exist twice")
+                continue
             why = self.hold(namespace, name, nics, cluster)
             if why:
                 return why

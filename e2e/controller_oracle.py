@@ -13,16 +13,19 @@ For each case about a Pod (CREATE, UPDATE) the case's cluster is built
 through the controller itself: its Namespaces, Subnets (the controller must
 make them Ready), IPPools and NetworkAttachmentDefinitions are stored, and
 each IP object is reproduced by a holder pod, named as the IP object's
-`spec.podName` in its `spec.namespace`, asking for exactly that address in
+`spec.podName` in its `spec.namespace` (a VM's: a KubeVirt launcher pod of
+that VM), asking for exactly that address in
 that subnet, one at a time, until the controller has allocated it. Then the
 request's pod is created (an UPDATE: its oldObject first, then the change of
 annotations) and the controller's outcome is read within a bounded wait:
 
 - `allocated`: every NIC annotated allocated, its address per provider in
-  `nics`, and no address of it with a second holder;
+  `nics` (`any` for an address the pod did not name: the IPAM's pick), and no
+  address of it with a second holder;
 - `double`: allocated, and an address now has two holders in its subnet (two
   IP objects, or two pods annotated with it): `second_holder`;
-- `refused`: a Warning event on the pod (`event`: reason and message);
+- `refused`: a Warning event on the pod and no allocation a second later
+  (`event`: the latest one's reason and message);
 - `waiting`: none of these within the wait.
 
 Cases whose cluster the controller cannot reproduce are recorded with
@@ -39,6 +42,7 @@ one `SKIPPED:` line.
 
 import argparse
 import json
+import re
 import shutil
 import statistics
 import sys
@@ -91,6 +95,11 @@ def nad_of(provider):
     return (parts[1], parts[0]) if len(parts) == 2 else None
 
 
+def named(address, text):
+    """Whether `text` names `address` (not merely a longer address that starts or ends with it)."""
+    return re.search(rf"(?<![0-9A-Fa-f:.]){re.escape(address)}(?![0-9A-Fa-f:.])", text) is not None
+
+
 class CasePlayer:
     """One control plane with kube-ovn-controller for a default network; cases played one at a time."""
 
@@ -134,7 +143,7 @@ class CasePlayer:
         code, body, _ = self.api.request("GET", f"/api/v1/namespaces/{namespace}/events",
                                          params={"fieldSelector": f"involvedObject.uid={uid},type=Warning"})
         items = sorted((body or {}).get("items", []) if code == 200 else [],
-                       key=lambda e: (e.get("firstTimestamp") or e.get("eventTime") or "", e["metadata"]["name"]))
+                       key=lambda e: (e.get("lastTimestamp") or e.get("eventTime") or "", e["metadata"]["name"]))
         return [f"{e.get('reason')}: {e.get('message')}" for e in items]
 
     def warning_count(self, namespace, uid):
@@ -163,7 +172,7 @@ class CasePlayer:
             now = time.monotonic()
             if warnings:
                 refused_at = refused_at or now
-                if now - refused_at > 1.0:  # its retry may succeed (a subnet not yet ready)
+                if now - refused_at > 1.5:  # its retry may succeed (a subnet not yet ready)
                     return "refused", pod, warnings
             if now > deadline:
                 return ("refused" if warnings else "waiting"), pod, warnings
@@ -281,14 +290,13 @@ class CasePlayer:
             provider = provider_of(ip)
             if provider is None:
                 return f"IP {ip['metadata']['name']} is not named as the controller names it (<pod>.<ns>[.<provider>])"
-            if spec.get("podType") == "VirtualMachine":
-                return f"IP {ip['metadata']['name']} is a VM's: the controller writes it only for a KubeVirt launcher pod"
             address = spec.get("ipAddress") or ",".join(a for a in (spec.get("v4IpAddress"), spec.get("v6IpAddress")) if a)
-            holders.setdefault((spec["namespace"], spec["podName"]), []).append((provider, address, spec.get("subnet")))
-        for (namespace, name), nics in holders.items():
-            if (namespace, name) == own:
+            vm = spec.get("podType") == "VirtualMachine"
+            holders.setdefault((spec["namespace"], spec["podName"], vm), []).append((provider, address, spec.get("subnet")))
+        for (namespace, name, vm), nics in holders.items():
+            if (namespace, name) == own and not vm:
                 continue
-            why = self.hold(namespace, name, nics, cluster)
+            why = self.hold(namespace, name, nics, cluster, vm)
             if why:
                 return why
         return None
@@ -327,8 +335,12 @@ class CasePlayer:
                     for c in conditions) or "no conditions")
             time.sleep(0.1)
 
-    def hold(self, namespace, name, nics, cluster):
-        """A holder pod asking for exactly these addresses; None once the controller allocated them all."""
+    def hold(self, namespace, name, nics, cluster, vm=False):
+        """A holder pod asking for exactly these addresses; None once the controller allocated them all.
+
+        `vm`: the addresses are VM `name`'s; the holder is a KubeVirt launcher
+        pod of it (controller ownerReference VirtualMachineInstance `name`),
+        whose IP objects the controller names after the VM."""
         self.namespace(namespace)
         annotations, networks, made = {}, [], []
         for provider, address, subnet in nics:
@@ -350,6 +362,11 @@ class CasePlayer:
         if networks:
             annotations["k8s.v1.cni.cncf.io/networks"] = ",".join(networks)
         pod = self.pod_object(name, namespace, annotations)
+        if vm:
+            pod["metadata"]["ownerReferences"] = [{
+                "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": name,
+                "uid": "00000000-0000-4000-8000-00000000cafe", "controller": True}]
+            name = pod["metadata"]["name"] = f"virt-launcher-{name}-holder"
         code, body, _ = self.api.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod)
         if code != 201:
             return f"holder pod {namespace}/{name}: HTTP {code} {(body or {}).get('message')}"
@@ -414,15 +431,19 @@ class CasePlayer:
             return {"asked": False, "why": f"the API server refuses the object: {code} {(body or {}).get('message')}"}
         state, pod, warnings = self.allocation(name, namespace, self.wait, skip, since)
         if state == "refused":
-            return {"outcome": "refused", "event": warnings[0]}
+            return {"outcome": "refused", "event": warnings[-1]}  # the latest: a retry may fail otherwise
         if state != "allocated":
             return {"outcome": "waiting"}
         annotations = pod["metadata"].get("annotations") or {}
         nics = {}
+        asked = json.dumps(obj["metadata"].get("annotations") or {})
         for key, value in sorted(annotations.items()):
             if key.endswith(ALLOCATED_SUFFIX) and value == "true":
                 provider = key[:-len(ALLOCATED_SUFFIX)]
-                nics[provider] = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
+                address = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
+                # An address the pod did not name is the IPAM's pick, which depends on what earlier
+                # cases released: recorded as such, so that the record is the same on every run.
+                nics[provider] = ",".join(a if named(a, asked) else "any" for a in address.split(","))
         me = f"pod {namespace}/{name}"
         own_ips = {f"IP {name}.{namespace}" + ("" if p == "ovn" else f".{p}") for p in nics}
         second = sorted(h for holders in self.holders().values() if me in holders and len(holders - own_ips) > 1

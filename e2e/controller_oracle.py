@@ -290,9 +290,11 @@ class CasePlayer:
             provider = provider_of(ip)
             if provider is None:
                 return f"IP {ip['metadata']['name']} is not named as the controller names it (<pod>.<ns>[.<provider>])"
-            address = spec.get("ipAddress") or ",".join(a for a in (spec.get("v4IpAddress"), spec.get("v6IpAddress")) if a)
+            address = spec.get("ipAddress") or ",".join(
+                a for a in (spec.get("v4IpAddress"), spec.get("v6IpAddress")) if a)
             vm = spec.get("podType") == "VirtualMachine"
-            holders.setdefault((spec["namespace"], spec["podName"], vm), []).append((provider, address, spec.get("subnet")))
+            nic = (provider, address, spec.get("subnet"))
+            holders.setdefault((spec["namespace"], spec["podName"], vm), []).append(nic)
         for (namespace, name, vm), nics in holders.items():
             if (namespace, name) == own and not vm:
                 continue
@@ -411,10 +413,12 @@ class CasePlayer:
             old["metadata"]["namespace"] = namespace
             old_annotations = old["metadata"].get("annotations") or {}
             # Created as new: the controller allocates what the old pod holds.
-            old["metadata"]["annotations"] = {k: v for k, v in old_annotations.items() if not k.endswith(ALLOCATED_SUFFIX)}
+            old["metadata"]["annotations"] = {k: v for k, v in old_annotations.items()
+                                              if not k.endswith(ALLOCATED_SUFFIX)}
             code, body, _ = self.api.request("POST", path, old)
             if code != 201:
-                return {"asked": False, "why": f"the API server refuses the oldObject: {code} {(body or {}).get('message')}"}
+                why = f"the API server refuses the oldObject: {code} {(body or {}).get('message')}"
+                return {"asked": False, "why": why}
             state, stored, warnings = self.allocation(name, namespace, self.wait)
             if state != "allocated":
                 return {"asked": False, "why": f"the controller did not allocate the oldObject: {state} {warnings[:1]}"}
@@ -540,7 +544,8 @@ def race(player, rounds, wait):
               f"{min(retries)}-{max(retries)} Warning events (the controller retries with back-off)")
         got = [ms for state, ms in after if state == "allocated"]
         print(f"# race: the winner deleted, the loser allocated the address in {len(got)} of {len(after)} rounds "
-              f"within {wait * 4:.0f} s" + (f" (median {statistics.median(got):.0f} ms, max {max(got):.0f})" if got else ""))
+              f"within {wait * 4:.0f} s"
+              + (f" (median {statistics.median(got):.0f} ms, max {max(got):.0f})" if got else ""))
     return outcomes
 
 

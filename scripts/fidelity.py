@@ -62,7 +62,8 @@ NOT_ALLOCATED = ("refused", "waiting", "double")
 # The kinds whose cases the allocator judges: pods, and the workloads that make them.
 ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 ITEM = re.compile(r"^(I\d+|§\d+)$")
-# What a case adds to its copy of a shared case: the recorded answers (upstream's, the controller's), and the item it differs by.
+# What a case adds to its copy of a shared case: the recorded answers (upstream's, the
+# controller's), and the item it differs by.
 ADDED = ("upstream", "difference", "controller")
 
 
@@ -202,7 +203,8 @@ def judge_allocator(answers, items):
         else:
             entry["controller"] = record.get("outcome")
             entry["detail"] = record.get("event") or record.get("second_holder") or json.dumps(record.get("nics"))
-            if (record.get("outcome") == "allocated") == admitted and record.get("outcome") in ("allocated", *NOT_ALLOCATED):
+            outcome = record.get("outcome")
+            if outcome in ("allocated", *NOT_ALLOCATED) and (outcome == "allocated") == admitted:
                 entry["status"] = "agree"
             else:
                 entry["why"] = explanation(path.stem, item, answer_of(line), case, items)
@@ -214,7 +216,8 @@ def judge_allocator(answers, items):
 def allocator_table(results):
     """docs/fidelity.md's table: every case where the controller did otherwise than the policy decided."""
     lines = [ALLOCATOR_BEGIN, "", "| explained by | case (item) | policy | kube-ovn-controller |", "|---|---|---|---|"]
-    for r in sorted((r for r in results if r["status"] == "differs"), key=lambda r: (item_order_any(r["why"]), r["case"])):
+    differing = [r for r in results if r["status"] == "differs"]
+    for r in sorted(differing, key=lambda r: (item_order_any(r["why"]), r["case"])):
         detail = r["detail"].replace("|", "\\|")
         lines.append(f"| {r['why']} | `{r['case']}` ({r['item']}) | {r['policy']} | {r['controller']}: {detail} |")
     return "\n".join(lines + ["", ALLOCATOR_END])
@@ -317,7 +320,8 @@ def self_test(answers):
               ("a case changed after its record is stale", stale[0] == "stale" and stale[1]),
               ("a case without a record fails", unrecorded[1] != []),
               ("the case as recorded agrees", same[0] == "agree"),
-              ("a controller outcome unlike the policy's answer is unexplained, a stale one fails", allocator is not False)]
+              ("a controller outcome unlike the policy's answer is unexplained, a stale one fails",
+               allocator is not False)]
     for what, ok in checks:
         print(f"{'ok' if ok else 'FAIL'} self-test: {what}")
     return all(ok for _, ok in checks)

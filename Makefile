@@ -58,6 +58,10 @@
 #   make e2e-kube-ovn       kube-ovn-controller allocates on e2e-cluster's control plane
 #                           (OVN's databases in Debian's ovsdb-server): the seed's demo on
 #                           its allocation, the lag of its Subnet record (I15)
+#   make controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] [ORACLE_CASES=<file>]
+#                           every pod case played on kube-ovn-controller itself; checks (or
+#                           writes) the recorded outcomes `make fidelity` judges (local only)
+#   make controller-race [RACE_ROUNDS=50]   two pods asking for one free address at once
 #   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
 
 SHELL        := bash
@@ -73,7 +77,8 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
-	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn
+	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
+	controller-oracle controller-race
 
 all: policy.wasm
 
@@ -256,6 +261,10 @@ e2e-audit:
 	$(call guard,$@,audit-scanner policy-server kwctl)
 e2e-kube-ovn:
 	$(call guard,$@,kube-ovn-controller)
+controller-oracle:
+	$(call guard,$@,kube-ovn-controller)
+controller-race:
+	$(call guard,$@,kube-ovn-controller)
 
 # Every case through the real `kwctl run`, each against an API server
 # stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
@@ -393,6 +402,18 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
 	python3 e2e/kube_ovn_e2e.py policy.wasm --server target/host/kop-serve \
 		--controller "$$(command -v kube-ovn-controller)"
+
+# kube-ovn-controller as the judge of what the policy claims about it: every
+# pod case's cluster built through the controller, the request made with no
+# webhook in the way, its outcome read (e2e/controller_oracle.py; records in
+# the cases' `controller`, judged by `make fidelity`). Local only: about
+# 5 minutes for the 208 cases, niced.
+controller-oracle-run: cluster-bin
+	nice python3 e2e/controller_oracle.py $(CONTROLLER_ORACLE_FLAGS) \
+		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
+RACE_ROUNDS ?= 50
+controller-race-run: cluster-bin
+	nice python3 e2e/controller_oracle.py --race $(RACE_ROUNDS) --wait 3
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"

@@ -23,8 +23,26 @@ Cases of --shared (the public set, read in place) are the copies in
 tests/conformance when their content is the same; a shared case without a
 recorded copy is counted as unrecorded.
 
+The allocator column: a case about a Pod also carries `controller`, what
+kube-ovn-controller itself did with the same request over the same cluster
+(`make controller-oracle`, e2e/controller_oracle.py): allocated, refused,
+waiting or double (an address with a second holder). A case the policy admits
+agrees when the controller allocated it with no second holder; a case the
+policy refuses agrees when the controller refused it, left it waiting or gave
+an address a second holder. Otherwise the case differs as documented when
+docs/fidelity.md lists the case itself (a known finding), or `upstream` and
+kube-ovn-webhook gave the very same answer (§1 keeps upstream's), or
+the item (`contract`, else `difference`) by which the policy departs from
+upstream as a place where the allocator and the policy differ on purpose; it
+is unexplained when not.
+docs/fidelity.md's table of those cases (between the `allocator` markers) is
+the one the records give. A case without a record, or one the controller
+could not be asked, is counted as not asked; a stale record fails.
+`allocator: N cases, N agree, N differ as documented, N unexplained, N not asked`
+is printed before the last line.
+
 The last line: `fidelity: N cases, N agree, N differ as documented, N unexplained`.
-Exits 1 when a case is unexplained or stale, or the document disagrees.
+Exits 1 when a case is unexplained or stale, or a document disagrees.
 """
 
 import argparse
@@ -37,9 +55,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs/differences.md"
 BEGIN, END = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
+ALLOCATOR_DOC = ROOT / "docs/fidelity.md"
+ALLOCATOR_BEGIN, ALLOCATOR_END = "<!-- allocator:begin -->", "<!-- allocator:end -->"
+# What the controller did that counts as not giving the pod an address cleanly.
+NOT_ALLOCATED = ("refused", "waiting", "double")
+# The kinds whose cases the allocator judges: pods, and the workloads that make them.
+ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
 ITEM = re.compile(r"^(I\d+|§\d+)$")
-# What a case adds to its copy of a shared case: upstream's answer, and the item it differs by.
-ADDED = ("upstream", "difference")
+# What a case adds to its copy of a shared case: the recorded answers (upstream's, the
+# controller's), and the item it differs by.
+ADDED = ("upstream", "difference", "controller")
 
 
 def case_input(case):
@@ -133,6 +158,104 @@ def judge(answers, shared):
     return results, problems
 
 
+def allocator_items(text):
+    """What docs/fidelity.md lists as explaining a difference from the allocator, in its allocator
+    section: bullets `- **I<n> …**` (an item), `- **upstream …**` (kube-ovn-webhook's own decision,
+    kept by §1) and `- **`<case>`**` (one case, a finding not yet resolved)."""
+    section = text[text.index("## The allocator"):] if "## The allocator" in text else ""
+    return set(re.findall(r"^- \*\*`?(I\d+|§\d+|upstream|[0-9a-z][-0-9a-z]*)\b`?", section, re.M))
+
+
+def explanation(name, item, answer, case, items):
+    """Why the policy may decide otherwise than the allocator did, or None: the case itself
+    listed; else kube-ovn-webhook gave the very same answer (its rule, kept by §1: the policy
+    claims nothing beyond upstream there); else the item by which the policy departs from upstream."""
+    upstream = case.get("upstream") or {}
+    if name in items:
+        return name
+    if "upstream" in items and upstream.get("asked") is not False and "allowed" in upstream \
+            and answer_of(upstream) == answer:
+        return "upstream"
+    if item in items and item != "upstream":
+        return item
+    return None
+
+
+def judge_allocator(answers, items):
+    """(results, problems): the policy's answer to each case against kube-ovn-controller's recorded outcome."""
+    results, problems = [], []
+    for line in answers:
+        path = Path(line["file"])
+        case = json.loads(path.read_text())
+        kind = ((case.get("request") or {}).get("kind") or {}).get("kind")
+        if kind not in ALLOCATED_KINDS:
+            continue  # the controller allocates for pods only
+        record = case.get("controller")
+        item = case.get("contract") if ITEM.match(str(case.get("contract"))) else case.get("difference") or "upstream"
+        admitted = bool(line["allowed"])
+        entry = {"case": path.stem, "item": item, "policy": "admits" if admitted else "refuses"}
+        if record is None or record.get("asked") is False:
+            entry["status"] = "not asked"
+        elif record.get("input") != case_input(case):
+            entry["status"] = "stale"
+            problems.append(f"{path.stem}: the recorded controller outcome is stale (the case changed): "
+                            "run make controller-oracle")
+        else:
+            entry["controller"] = record.get("outcome")
+            entry["detail"] = record.get("event") or record.get("second_holder") or json.dumps(record.get("nics"))
+            outcome = record.get("outcome")
+            if outcome in ("allocated", *NOT_ALLOCATED) and (outcome == "allocated") == admitted:
+                entry["status"] = "agree"
+            else:
+                entry["why"] = explanation(path.stem, item, answer_of(line), case, items)
+                entry["status"] = "differs" if entry["why"] else "unexplained"
+        results.append(entry)
+    return results, problems
+
+
+def allocator_table(results):
+    """docs/fidelity.md's table: every case where the controller did otherwise than the policy decided."""
+    lines = [ALLOCATOR_BEGIN, "", "| explained by | case (item) | policy | kube-ovn-controller |", "|---|---|---|---|"]
+    differing = [r for r in results if r["status"] == "differs"]
+    for r in sorted(differing, key=lambda r: (item_order_any(r["why"]), r["case"])):
+        detail = r["detail"].replace("|", "\\|")
+        lines.append(f"| {r['why']} | `{r['case']}` ({r['item']}) | {r['policy']} | {r['controller']}: {detail} |")
+    return "\n".join(lines + ["", ALLOCATOR_END])
+
+
+def item_order_any(why):
+    """Items first in their order, then `upstream`, then single cases."""
+    return (0, *item_order(why)) if ITEM.match(why) else (1, 0, 0) if why == "upstream" else (2, 0, 0)
+
+
+def check_allocator(answers, update_doc):
+    """The allocator column: prints its unexplained cases and its summary line; the problems."""
+    doc = ALLOCATOR_DOC.read_text()
+    results, problems = judge_allocator(answers, allocator_items(doc))
+    if ALLOCATOR_BEGIN not in doc or ALLOCATOR_END not in doc:
+        problems.append(f"docs/fidelity.md has no table between {ALLOCATOR_BEGIN} and {ALLOCATOR_END}")
+    else:
+        current = doc[doc.index(ALLOCATOR_BEGIN):doc.index(ALLOCATOR_END) + len(ALLOCATOR_END)]
+        wanted = allocator_table(results)
+        if current != wanted:
+            if update_doc:
+                ALLOCATOR_DOC.write_text(doc.replace(current, wanted))
+                print("fidelity: docs/fidelity.md's allocator table written")
+            else:
+                problems.append("docs/fidelity.md's allocator table is not the records': make fidelity UPDATE=1")
+    for r in results:
+        if r["status"] == "unexplained":
+            print(f"UNEXPLAINED allocator {r['case']} (contract {r['item']}): the policy {r['policy']}, "
+                  f"kube-ovn-controller {r['controller']}: {r['detail']}")
+    count = {s: sum(1 for r in results if r["status"] == s) for s in ("agree", "differs", "unexplained", "not asked")}
+    print(f"allocator: {count['agree'] + count['differs'] + count['unexplained']} cases, {count['agree']} agree, "
+          f"{count['differs']} differ as documented, {count['unexplained']} unexplained, "
+          f"{count['not asked']} not asked")
+    if count["unexplained"]:
+        problems.append(f"{count['unexplained']} cases where kube-ovn-controller did otherwise, unexplained")
+    return problems
+
+
 def save_generated(results, folder):
     """Generated cases: print and save the unexplained ones; the count line."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -163,8 +286,11 @@ def self_test(answers):
     """The judge can fail: a tampered record, a changed case and an undocumented item are caught."""
     import copy
     import tempfile
-    line = next(a for a in answers if json.loads(Path(a["file"]).read_text()).get("contract") == "upstream"
-                and json.loads(Path(a["file"]).read_text()).get("upstream", {}).get("asked") is not False)
+    def usable(a, controller):
+        case = json.loads(Path(a["file"]).read_text())
+        return case.get("contract") == "upstream" and case.get("upstream", {}).get("asked") is not False \
+            and (not controller or case.get("controller", {}).get("outcome"))
+    line = next((a for a in answers if usable(a, True)), None) or next(a for a in answers if usable(a, False))
     case = json.loads(Path(line["file"]).read_text())
     with tempfile.TemporaryDirectory() as folder:
         def judged(mutate):
@@ -179,10 +305,23 @@ def self_test(answers):
         stale = judged(lambda c: c["request"].update(uid="changed"))
         unrecorded = judged(lambda c: c.pop("upstream"))
         same = judged(lambda c: None)
+        allocator = None
+        if case.get("controller", {}).get("outcome"):
+            path = Path(folder) / "cases" / "x-self-test.json"
+            c = copy.deepcopy(case)
+            c["controller"]["outcome"] = "allocated" if c["controller"]["outcome"] != "allocated" else "refused"
+            path.write_text(json.dumps(c, ensure_ascii=False))
+            flipped = judge_allocator([dict(line, file=str(path))], set())[0][0]["status"]
+            c["request"]["uid"] = "changed"
+            path.write_text(json.dumps(c, ensure_ascii=False))
+            stale_allocator = judge_allocator([dict(line, file=str(path))], set())[1]
+            allocator = flipped == "unexplained" and stale_allocator != []
     checks = [("a record unlike the policy's answer is unexplained", tampered[0] == "unexplained"),
               ("a case changed after its record is stale", stale[0] == "stale" and stale[1]),
               ("a case without a record fails", unrecorded[1] != []),
-              ("the case as recorded agrees", same[0] == "agree")]
+              ("the case as recorded agrees", same[0] == "agree"),
+              ("a controller outcome unlike the policy's answer is unexplained, a stale one fails",
+               allocator is not False)]
     for what, ok in checks:
         print(f"{'ok' if ok else 'FAIL'} self-test: {what}")
     return all(ok for _, ok in checks)
@@ -240,6 +379,7 @@ def main():
                   f"  upstream {json.dumps(r['upstream'], ensure_ascii=False)}")
         elif args.verbose or r["status"] in ("stale",):
             print(f"{r['status']:<12} {r['case']}")
+    problems += check_allocator([a for a in answers if Path(a["file"]).resolve().parent != shared], args.update_doc)
     for p in problems:
         print(f"FAIL {p}")
     count = {s: sum(1 for r in results if r["status"] == s)

@@ -56,7 +56,7 @@ import kube_ovn_e2e  # noqa: E402
 from controlplane import KUBE_OVN_CRDS, ControlPlane  # noqa: E402
 from kube_ovn_e2e import ALLOCATED, CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE, Controller, Ovsdb  # noqa: E402
 from kubeapi import Api  # noqa: E402
-from oracle import case_files, case_input  # noqa: E402
+from oracle import case_files, case_input, write_record  # noqa: E402
 from replay import Refused, Replayer, clean, plural_of, resource_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -549,20 +549,6 @@ def race(player, rounds, wait):
     return outcomes
 
 
-def write_record(path, case, record):
-    """The case file with `controller` set after `upstream` (key order kept)."""
-    out = {}
-    for key, value in case.items():
-        if key == "controller":
-            continue
-        out[key] = value
-        if key == "upstream":
-            out["controller"] = record
-    if "controller" not in out:
-        out["controller"] = record
-    path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", default=[str(d) for d in DEFAULT_DIRS])
@@ -633,7 +619,7 @@ def main():
         record = {"commit": COMMIT, "input": case_input(case), **result}
         counts[result.get("outcome", "not asked")] = counts.get(result.get("outcome", "not asked"), 0) + 1
         if args.record:
-            write_record(path, case, record)
+            write_record(path, case, record, field="controller", after="upstream")
         elif case.get("controller") != record:
             different += 1
             print(f"differs {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:\n"

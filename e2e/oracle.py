@@ -185,17 +185,17 @@ def record_of(answer, case, why=None):
     return record
 
 
-def write_record(path, case, record):
-    """The case file with `upstream` set beside `expect` (key order kept)."""
+def write_record(path, case, record, field="upstream", after="expect"):
+    """The case file with its record `field` set right after `after` (key order kept)."""
     out = {}
     for key, value in case.items():
-        if key == "upstream":
+        if key == field:
             continue
         out[key] = value
-        if key == "expect":
-            out["upstream"] = record
-    if "upstream" not in out:
-        out["upstream"] = record
+        if key == after:
+            out[field] = record
+    if field not in out:
+        out[field] = record
     path.write_text(json.dumps(out, indent=2, ensure_ascii=False) + "\n")
 
 

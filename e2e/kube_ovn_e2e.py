@@ -28,6 +28,17 @@ Tests, each with exact expectations:
   controller wrote are compared with what `make e2e-cluster` and
   testhost's bench-data write for the same kind of objects, printed.
 
+- sequences (issue 38, part 3): generated steps from a fixed seed (static,
+  pool, attachment and reserved-pool pods in two namespaces, deletes, and
+  attachments hot-plugged into running pods by a Pod UPDATE), each asked of
+  deploy/'s webhooks as a dry run (the policy's decision), then made for
+  real as kube-ovn-controller's ServiceAccount, which deploy/ exempts, and
+  the controller's outcome read (allocated, refused with its Warning event,
+  waiting, or an address with two holders). The policy must admit only what
+  the controller allocates without a second holder and refuse only what it
+  refuses, leaves waiting or double-allocates, unless docs/differences.md
+  says why (I19; an `ip_pool` entry held by another pod, I3/I4).
+
 Every process (ovsdb-servers, the controller, the policy server, etcd,
 kube-apiserver) is stopped and every temporary folder removed on the way
 out, failure or not. The controller writes its log file under
@@ -77,6 +88,13 @@ ALLOCATED = "ovn.kubernetes.io/allocated"
 IP_ADDRESS = "ovn.kubernetes.io/ip_address"
 SEED_POD, SEED_ADDRESS = "static-7584848b74-fw9dm", "10.16.0.15"
 LAG_NAMESPACE = "kube-ovn-lag"
+NETWORKS = "k8s.v1.cni.cncf.io/networks"
+ATTACH_PROVIDER = "attachnet.default.ovn"
+SEQ_TEAM = "team-seq"
+# The Warning events kube-ovn-controller records when it does not give a pod its network (pod.go).
+REFUSALS = ("AcquireAddressFailed", "PodNetworkAllocationFailed", "PodNetworkUpdateFailed",
+            "ValidatePodNetworkFailed", "CreateOVNPortFailed")
+KUBE_OVN_SA = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{CONTROLLER_ACCOUNT}"
 CONCURRENT = 8
 WAIT_S = 30
 
@@ -439,6 +457,173 @@ class KubeOvnSuite(Suite):
                  f"{max(r['ip'] - r['record'] for r in early):.0f} ms)" if early else ""))
         self.compare_models()
 
+    # --- sequences (issue 38, part 3: the allocator as judge of generated pods) ---
+
+    def test_sequences(self):
+        """Generated steps (a fixed seed): static, pool, attachment and reserved-pool pods in two
+        namespaces, deletes and hot-plugged attachments. Each request is first made as a dry run
+        through deploy/'s webhooks (the policy's decision), then for real as kube-ovn-controller's
+        ServiceAccount, which deploy/ exempts, and the controller's outcome read: the policy must
+        admit only what the controller allocates without a second holder, and refuse only what it
+        refuses, leaves waiting or double-allocates, unless an item of docs/differences.md says why.
+        """
+        import random
+        from replay import outcome
+        rng = random.Random(self.args.seed)
+        self.sequence_setup()
+        live, tally, unexplained = [], {}, []
+        for step in range(self.args.steps):
+            action = rng.choice(["static", "static", "pool", "attach", "reserved", "delete", "hotplug"])
+            ns = rng.choice(["default", SEQ_TEAM])
+            name = f"seq-{step}"
+            if action == "delete" and live:
+                victim = live.pop(rng.randrange(len(live)))
+                self.delete_and_release(*victim)
+                continue
+            if action == "hotplug":
+                # A pod the controller allocated, without an attachment yet.
+                candidates = [p for p in live if not p[2] and p[3]]
+                if not candidates:
+                    continue
+                i = live.index(rng.choice(candidates))
+                pod_ns, pod_name, _, _ = live[i]
+                address = f"172.17.0.{rng.randrange(10, 14)}"
+                patch = {"metadata": {"annotations": {NETWORKS: json.dumps([{"name": "attachnet", "namespace": "default",
+                                                                            "ips": [address]}])}}}
+                path = f"/api/v1/namespaces/{pod_ns}/pods/{pod_name}"
+                before = set(self.events_of(pod_ns, pod_name))
+                dry = outcome(*self.api.request("PATCH", path, patch, params={"dryRun": "All"},
+                                                 content_type="application/merge-patch+json"))
+                real = outcome(*self.api.request("PATCH", path, patch, user=KUBE_OVN_SA,
+                                                  content_type="application/merge-patch+json"))
+                live[i] = (pod_ns, pod_name, True, True)
+                what = f"{action} {pod_ns}/{pod_name} {address}"
+                provider = ATTACH_PROVIDER
+                name, ns = pod_name, pod_ns
+            else:
+                annotations = self.sequence_annotations(action, rng)
+                pod = self.pod(name, ns, annotations=annotations)
+                path = f"/api/v1/namespaces/{ns}/pods"
+                dry = outcome(*self.api.request("POST", path, pod, params={"dryRun": "All"}))
+                real = outcome(*self.api.request("POST", path, pod, user=KUBE_OVN_SA))
+                what = f"{action} {ns}/{name} {json.dumps(annotations)}"
+                before = set()
+                provider = ATTACH_PROVIDER if action == "attach" else "ovn"
+                if real["allowed"]:
+                    live.append((ns, name, action == "attach", False))
+            if not real["allowed"]:
+                unexplained.append(f"{what}: the API server refused it for the controller: {real['raw']}")
+                continue
+            result = self.controller_outcome(ns, name, provider, before=before)
+            if action != "hotplug" and result["outcome"] == "allocated":
+                live[-1] = (ns, name, action == "attach", True)
+            verdict, why = judge(dry, result)
+            tally[verdict] = tally.get(verdict, 0) + 1
+            line = (f"{what}: policy {'admits' if dry['allowed'] else 'refuses: ' + str(dry['message'])}; "
+                    f"controller {result['outcome']} {result.get('address') or result.get('event') or ''}")
+            self.notes.append(f"sequences: {line}" + (f" [{why}]" if why else ""))
+            if verdict == "unexplained":
+                unexplained.append(line)
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
+        self.notes.append(f"sequences: seed {self.args.seed}, {self.args.steps} steps: {summary}")
+        self.check(f"sequences: every decision agrees with kube-ovn-controller or is documented ({summary})",
+                   not unexplained and sum(tally.values()) > 0, "; ".join(unexplained))
+
+    def sequence_setup(self):
+        """An attachment Subnet and its NAD, an IPPool reserved for another namespace, two namespaces."""
+        for ns in ("default", SEQ_TEAM):
+            self.replayer.ensure_namespace(ns)
+            self.api.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts", {"metadata": {"name": "default"}})
+        for obj in (
+            {"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "attach-net"},
+             "spec": {"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1", "protocol": "IPv4",
+                      "provider": ATTACH_PROVIDER, "excludeIps": ["172.17.0.1"]}},
+            {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+             "metadata": {"name": "attachnet", "namespace": "default"},
+             "spec": {"config": json.dumps({"cniVersion": "0.3.0", "type": "kube-ovn", "provider": ATTACH_PROVIDER,
+                                            "server_socket": "/run/openvswitch/kube-ovn-daemon.sock"})}},
+            {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-r"},
+             "spec": {"subnet": DEFAULT_SUBNET, "ips": ["10.16.3.10..10.16.3.12"], "namespaces": ["team-x"]}},
+        ):
+            api_version = obj["apiVersion"]
+            plural = {"Subnet": "subnets", "NetworkAttachmentDefinition": "network-attachment-definitions",
+                      "IPPool": "ippools"}[obj["kind"]]
+            ns = obj["metadata"].get("namespace")
+            path = f"/apis/{api_version}/" + (f"namespaces/{ns}/" if ns else "") + plural
+            code, body, _ = self.api.request("POST", path, obj)
+            if code not in (200, 201):
+                raise RuntimeError(f"sequences: {obj['kind']} {obj['metadata']['name']}: HTTP {code} {body}")
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:  # the controller's logical switch for attach-net
+            code, subnet, _ = self.api.request("GET", "/apis/kubeovn.io/v1/subnets/attach-net")
+            ready = [c for c in (subnet or {}).get("status", {}).get("conditions", []) if c.get("type") == "Ready"]
+            if code == 200 and ready and ready[0].get("status") == "True":
+                break
+            time.sleep(0.2)
+        self.settle()
+
+    def sequence_annotations(self, action, rng):
+        addresses = [f"10.16.2.{10 + i}" for i in range(6)]
+        if action == "static":
+            return {IP_ADDRESS: rng.choice(addresses)}
+        if action == "pool":
+            return {"ovn.kubernetes.io/ip_pool": ",".join(rng.sample(addresses, 2))}
+        if action == "attach":
+            return {NETWORKS: json.dumps([{"name": "attachnet", "namespace": "default",
+                                           "ips": [f"172.17.0.{rng.randrange(10, 14)}"]}])}
+        return {IP_ADDRESS: f"10.16.3.{rng.randrange(10, 13)}"}  # reserved for team-x (I19)
+
+    def controller_outcome(self, ns, name, provider, wait=4.0, before=()):
+        """allocated (its address, and whether any address of the cluster now has two holders),
+        refused (a Warning event of the controller's, not among `before`) or waiting."""
+        allocated_key = f"{provider}.kubernetes.io/allocated"
+        deadline = time.monotonic() + wait
+        while True:
+            code, pod, _ = self.api.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
+            annotations = (pod or {}).get("metadata", {}).get("annotations", {}) if code == 200 else {}
+            if annotations.get(allocated_key) == "true":
+                address = annotations.get(f"{provider}.kubernetes.io/ip_address")
+                subnet = annotations.get(f"{provider}.kubernetes.io/logical_switch", "")
+                self.wait_record(subnet, address)
+                return {"outcome": "double" if self.second_holders() else "allocated", "address": address}
+            events = [e for e in self.events_of(ns, name) if e.startswith(REFUSALS) and e not in before]
+            if events or time.monotonic() > deadline:
+                return {"outcome": "refused", "event": events[-1]} if events else {"outcome": "waiting"}
+            time.sleep(0.1)
+
+    def wait_record(self, subnet, address):
+        """Until the Subnet's record covers the address: the next step's I15 reads it (lag: test_lag)."""
+        deadline = time.monotonic() + 5
+        while subnet and address and time.monotonic() < deadline:
+            code, body, _ = self.api.request("GET", f"/apis/kubeovn.io/v1/subnets/{subnet}")
+            if code == 200 and covers(body.get("status", {}).get("v4usingIPrange"), address.split(",")[0]):
+                break
+            time.sleep(0.05)
+        self.settle()
+
+    def second_holders(self):
+        """Addresses held by two IP objects of one subnet."""
+        code, body, _ = self.api.request("GET", "/apis/kubeovn.io/v1/ips")
+        seen, doubled = {}, []
+        for ip in (body or {}).get("items", []) if code == 200 else []:
+            spec = ip.get("spec", {})
+            key = (spec.get("subnet"), spec.get("v4IpAddress"))
+            if key[1] and key in seen:
+                doubled.append(key)
+            seen[key] = ip["metadata"]["name"]
+        return doubled
+
+    def delete_and_release(self, ns, name, _attached, _allocated):
+        self.api.request("DELETE", f"/api/v1/namespaces/{ns}/pods/{name}", params={"gracePeriodSeconds": "0"})
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            code, body, _ = self.api.request("GET", "/apis/kubeovn.io/v1/ips")
+            if not any(i.get("spec", {}).get("podName") == name and i.get("spec", {}).get("namespace") == ns
+                       for i in (body or {}).get("items", [])):
+                break
+            time.sleep(0.1)
+        self.settle()
+
     def one_lag(self, ips, subnets, name, address):
         """Creates one static-IP pod: {name, mode, ip, record (ms after the POST was answered), ok, why}."""
         pod = self.static_pod(name, LAG_NAMESPACE, address)
@@ -530,6 +715,26 @@ class KubeOvnSuite(Suite):
         return found
 
 
+def judge(policy, controller):
+    """("agree" | "documented" | "unexplained", why) for the policy's decision against the controller's outcome.
+
+    Documented (docs/differences.md, docs/fidelity.md): an address of an IPPool reserved for
+    other namespaces, which the controller hands out all the same (I19); an `ip_pool` entry
+    held by another pod refused as upstream refuses it although another entry is free (I3, I4).
+    """
+    allocated = controller["outcome"] == "allocated"
+    if policy["allowed"]:
+        return ("agree", "") if allocated else ("unexplained", "")
+    if not allocated:
+        return "agree", ""
+    message = policy["message"] or ""
+    if " is reserved " in message:
+        return "documented", "I19"
+    if message.startswith("annotation static-ip ") and controller.get("address"):
+        return "documented", "an ip_pool entry held by another pod (I3, I4; upstream's rule)"
+    return "unexplained", ""
+
+
 def strip(obj):
     """An object without what the API server sets."""
     obj = json.loads(json.dumps(obj))
@@ -585,14 +790,16 @@ def main():
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
     parser.add_argument("--server", required=True, help="kop-serve, or policy-server")
     parser.add_argument("--controller", required=True, help="kube-ovn-controller (Kube-OVN cmd/controller)")
-    parser.add_argument("--only", action="append", help="run only these tests (seed, lag)")
+    parser.add_argument("--only", action="append", help="run only these tests (seed, lag, sequences)")
+    parser.add_argument("--steps", type=int, default=40, help="generated steps of the sequences test")
+    parser.add_argument("--seed", type=int, default=1, help="the sequences test's random seed")
     parser.add_argument("--lag-pods", type=int, default=48,
                         help="pods created one at a time, and as many (rounded to 8) 8 at once")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     args.controller = str(Path(args.controller).resolve())
-    tests = args.only or ["seed", "lag"]
+    tests = args.only or ["seed", "lag", "sequences"]
     folder = Path(tempfile.mkdtemp(prefix="kop-kube-ovn-e2e-"))
     started = time.monotonic()
     suite = None

@@ -39,6 +39,10 @@ Tests, each with exact expectations:
   refuses, leaves waiting or double-allocates, unless docs/differences.md
   says why (I19; an `ip_pool` entry held by another pod, I3/I4).
 
+- null_selection (last: it stops the controller): a pod whose
+  `k8s.v1.cni.cncf.io/networks` is `[null]` is refused by the policy (400);
+  made anyway as the exempt ServiceAccount, it stops kube-ovn-controller.
+
 Every process (ovsdb-servers, the controller, the policy server, etcd,
 kube-apiserver) is stopped and every temporary folder removed on the way
 out, failure or not. The controller writes its log file under
@@ -529,6 +533,28 @@ class KubeOvnSuite(Suite):
         self.check(f"sequences: every decision agrees with kube-ovn-controller or is documented ({summary})",
                    not unexplained and sum(tally.values()) > 0, "; ".join(unexplained))
 
+    def test_null_selection(self):
+        """A pod whose network selections hold a null: the policy refuses it (400); made anyway, as the
+        exempt ServiceAccount, it stops kube-ovn-controller (a nil dereference in ParseNetworkAnnotation).
+        Destructive: the last test."""
+        from replay import outcome
+        pod = self.pod("null-selection", "default", annotations={NETWORKS: "[null]"})
+        path = "/api/v1/namespaces/default/pods"
+        dry = outcome(*self.api.request("POST", path, pod, params={"dryRun": "All"}))
+        want = "[null] is not a valid k8s.v1.cni.cncf.io/networks: a network selection is null"
+        self.check("null selection: the policy refuses it (400, the message)",
+                   not dry["allowed"] and dry["code"] == 400 and dry["message"] == want, json.dumps(dry))
+        self.check("null selection: kube-ovn-controller runs", self.controller.alive(), "")
+        real = outcome(*self.api.request("POST", path, pod, user=KUBE_OVN_SA))
+        deadline = time.monotonic() + 15
+        while self.controller.alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.check("null selection: made without the policy, it stops kube-ovn-controller",
+                   real["allowed"] and not self.controller.alive(),
+                   f"stored: {real['allowed']}; controller alive: {self.controller.alive()}")
+        panic = [line for line in self.controller.tail(80).splitlines() if line.startswith("panic:")]
+        self.notes.append(f"null selection: kube-ovn-controller exited: {(panic or ['(no panic line)'])[0]}")
+
     def sequence_setup(self):
         """An attachment Subnet and its NAD, an IPPool reserved for another namespace, two namespaces."""
         for ns in ("default", SEQ_TEAM):
@@ -790,7 +816,7 @@ def main():
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
     parser.add_argument("--server", required=True, help="kop-serve, or policy-server")
     parser.add_argument("--controller", required=True, help="kube-ovn-controller (Kube-OVN cmd/controller)")
-    parser.add_argument("--only", action="append", help="run only these tests (seed, lag, sequences)")
+    parser.add_argument("--only", action="append", help="run only these tests (seed, lag, sequences, null_selection)")
     parser.add_argument("--steps", type=int, default=40, help="generated steps of the sequences test")
     parser.add_argument("--seed", type=int, default=1, help="the sequences test's random seed")
     parser.add_argument("--lag-pods", type=int, default=48,
@@ -799,7 +825,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     args.controller = str(Path(args.controller).resolve())
-    tests = args.only or ["seed", "lag", "sequences"]
+    tests = args.only or ["seed", "lag", "sequences", "null_selection"]
     folder = Path(tempfile.mkdtemp(prefix="kop-kube-ovn-e2e-"))
     started = time.monotonic()
     suite = None

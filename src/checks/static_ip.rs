@@ -56,6 +56,7 @@ pub fn admit_pod(
         Operation::Create => None,
         Operation::Update => {
             let pod: Pod = request.object()?;
+            refuse_null_selection(&pod.metadata.annotations)?;
             // An old object that does not decode: every NIC not yet allocated.
             let old = request.old_object_if_any::<Pod>().ok().flatten();
             let namespace = if request.namespace.is_empty() {
@@ -72,6 +73,7 @@ pub fn admit_pod(
         _ => return Ok(()),
     };
     let pod: Pod = request.object()?;
+    refuse_null_selection(&pod.metadata.annotations)?;
     let meta = &pod.metadata;
     let name = if meta.name.is_empty() {
         &request.name
@@ -95,6 +97,18 @@ pub fn admit_pod(
         },
     };
     validate_nics(&claim, settings, cluster, only.as_ref())
+}
+
+/// Bad input (400): a network selection that would crash
+/// kube-ovn-controller ([`networks::null_selection`]), whatever else the
+/// pod asks for.
+fn refuse_null_selection(annotations: &BTreeMap<String, String>) -> Result<(), Denial> {
+    match networks::null_selection(annotations) {
+        Some((key, value)) => Err(Denial::bad_request(format!(
+            "{value} is not a valid {key}: a network selection is null"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// I18: the providers of the attachment NICs a Pod UPDATE makes
@@ -156,6 +170,7 @@ pub fn admit_workload(
     }
     let workload: WorkloadObject = request.object()?;
     let annotations = template_annotations(&workload, kind);
+    refuse_null_selection(annotations)?;
     if request.operation == Operation::Update {
         // An old object that does not decode counts as changed.
         let old = request.old_object_if_any::<WorkloadObject>().ok().flatten();

@@ -91,6 +91,28 @@ pub fn entries(annotations: &BTreeMap<String, String>, namespace: &str) -> Optio
     Some(all)
 }
 
+/// I17, bad input: the first of the two annotations whose JSON list Go
+/// decodes whole with a `null` among its selections. `ParseNetworkAnnotation`
+/// then dereferences that nil selection: kube-ovn-controller panics and
+/// exits, on every restart too while the pod exists (measured with the
+/// controller at 1533681d7a6b: `[null]` on one pod stops it), so no pod
+/// network is allocated anywhere. A list that does not decode fails
+/// before that, harmlessly.
+pub fn null_selection(annotations: &BTreeMap<String, String>) -> Option<(&'static str, &str)> {
+    [DEFAULT_NETWORK, NETWORKS].into_iter().find_map(|key| {
+        let value = annotations.get(key)?;
+        if !value.contains(['[', '{', '"']) {
+            return None;
+        }
+        let list: Vec<Option<&RawValue>> = serde_json::from_str::<Option<_>>(value).ok()??;
+        let decodes = list
+            .iter()
+            .flatten()
+            .all(|element| selection(element.get()).is_some());
+        (decodes && list.iter().any(Option::is_none)).then_some((key, value.as_str()))
+    })
+}
+
 /// `nadutils.ParseNetworkAnnotation`: a JSON list of selections when the
 /// text holds `[`, `{` or `"` anywhere, else a comma-separated list of
 /// `[<ns>/]<name>[@<if>]`.
@@ -152,17 +174,20 @@ fn parse_json_selections(value: &str) -> Option<Vec<Entry>> {
     let list: Option<Vec<&RawValue>> = serde_json::from_str(value).ok()?;
     list.unwrap_or_default()
         .into_iter()
-        .map(|element| {
-            let object = GoObject::parse(element.get())?;
-            Some(Entry {
-                name: object.string("name")?,
-                namespace: object.string("namespace")?,
-                interface: object.string("interface")?,
-                ips: object.strings("ips")?,
-                default: false,
-            })
-        })
+        .map(|element| selection(element.get()))
         .collect()
+}
+
+/// One element of the JSON form, as Go fills a `NetworkSelectionElement`.
+fn selection(text: &str) -> Option<Entry> {
+    let object = GoObject::parse(text)?;
+    Some(Entry {
+        name: object.string("name")?,
+        namespace: object.string("namespace")?,
+        interface: object.string("interface")?,
+        ips: object.strings("ips")?,
+        default: false,
+    })
 }
 
 /// What a NAD's config makes of it for kube-ovn-controller.
@@ -269,14 +294,16 @@ impl<'a> GoObject<'a> {
         Some(value)
     }
 
-    /// A list of strings: absent or `null` is empty; anything else `None`.
+    /// A list of strings: absent or `null` is empty, another type `None`;
+    /// each matching member is assigned in turn (`null` empties it).
     pub fn strings(&self, field: &str) -> Option<Vec<String>> {
-        match self.raw(field)? {
-            None => Some(Vec::new()),
-            Some(raw) => serde_json::from_str::<Option<Vec<String>>>(raw.get())
-                .ok()
-                .map(Option::unwrap_or_default),
+        let mut value = Vec::new();
+        for (_, raw) in self.members.iter().filter(|(k, _)| go_fold_eq(k, field)) {
+            value = serde_json::from_str::<Option<Vec<String>>>(raw.get())
+                .ok()?
+                .unwrap_or_default();
         }
+        Some(value)
     }
 }
 
@@ -303,14 +330,14 @@ impl<'de> Deserialize<'de> for GoObject<'de> {
     }
 }
 
-/// Whether a JSON key names `field` (ASCII) for Go's `encoding/json`: the
-/// same after `foldName`, which upper-cases ASCII letters and maps any other
-/// rune to `ToUpper(ToLower(r))`; the only such runes that land on an ASCII
-/// letter are `ſ` (S), `ı` and `İ` (I) and the Kelvin sign (K).
+/// Whether a JSON key names `field` (ASCII) for Go's `encoding/json`: equal
+/// under Unicode simple case folding (`bytes.EqualFold`), where the only
+/// runes outside ASCII that fold onto an ASCII letter are `ſ` (s) and the
+/// Kelvin sign (k); the Turkish `ı` and `İ` do not fold onto `i`. Checked
+/// against Go 1.26 and `nadutils.ParseNetworkAnnotation` v1.7.7.
 pub fn go_fold_eq(key: &str, field: &str) -> bool {
     let fold = |c: char| match c {
         'ſ' => 'S',
-        'ı' | 'İ' => 'I',
         '\u{212A}' => 'K',
         c => c.to_ascii_uppercase(),
     };
@@ -389,8 +416,16 @@ mod tests {
             Some(vec![e("pod-ns", "n1", "", &["b"])])
         );
         assert_eq!(
-            names(r#"[{"name":"n1","ıpſ":["10.0.0.9"]}]"#),
-            Some(vec![e("pod-ns", "n1", "", &["10.0.0.9"])])
+            names(r#"[{"name":"n1","ipſ":["10.0.0.8"]}]"#),
+            Some(vec![e("pod-ns", "n1", "", &["10.0.0.8"])])
+        );
+        assert_eq!(
+            names(r#"[{"name":"n1","ıpſ":["10.0.0.9"],"İps":["10.0.0.9"]}]"#),
+            Some(vec![e("pod-ns", "n1", "", &[])])
+        );
+        assert_eq!(
+            names(r#"[{"nameſpace":"x","name":"n1","NAMESPACE":"ns9"}]"#),
+            Some(vec![e("ns9", "n1", "", &[])])
         );
         // null leaves a string as it was; a list null is empty.
         assert_eq!(
@@ -399,6 +434,12 @@ mod tests {
         );
         // Without `[`, `{` or `"` it is the text form: a NAD named null.
         assert_eq!(names("null"), Some(vec![e("pod-ns", "null", "", &[])]));
+        // Every matching key is read: a wrong type anywhere fails.
+        assert_eq!(names(r#"[{"name":"n1","ips":5,"IPS":["a"]}]"#), None);
+        assert_eq!(
+            names(r#"[{"name":"n1","ips":["a"],"IPS":null}]"#),
+            Some(vec![e("pod-ns", "n1", "", &[])])
+        );
         // A wrong type, a null element, an object rather than a list: the
         // whole annotation fails.
         assert_eq!(names(r#"[{"name":"n1","ips":"10.0.0.5"}]"#), None);
@@ -407,6 +448,33 @@ mod tests {
         assert_eq!(names(r#"{"name":"n1"}"#), None);
         // Any `"` makes it JSON.
         assert_eq!(names(r#"net1""#), None);
+    }
+
+    #[test]
+    fn null_selections_are_found_where_go_would_dereference_them() {
+        let one = |key: &str, value: &str| -> BTreeMap<String, String> {
+            [(key.to_string(), value.to_string())].into_iter().collect()
+        };
+        for value in ["[null]", r#"[{"name":"a"},null]"#, " [ null ] "] {
+            assert_eq!(
+                null_selection(&one(NETWORKS, value)),
+                Some((NETWORKS, value)),
+                "{value}"
+            );
+        }
+        assert!(null_selection(&one(DEFAULT_NETWORK, "[null]")).is_some());
+        // Unmarshal fails first (another element of the wrong type, not a
+        // list), or nothing is null: nothing is dereferenced.
+        for value in [
+            r#"[null,{"name":5}]"#,
+            "null",
+            "[]",
+            r#"[{"name":"a"}]"#,
+            "a,b",
+            "{null}",
+        ] {
+            assert_eq!(null_selection(&one(NETWORKS, value)), None, "{value}");
+        }
     }
 
     #[test]

@@ -56,7 +56,6 @@ pub fn admit_pod(
         Operation::Create => None,
         Operation::Update => {
             let pod: Pod = request.object()?;
-            refuse_null_selection(&pod.metadata.annotations)?;
             // An old object that does not decode: every NIC not yet allocated.
             let old = request.old_object_if_any::<Pod>().ok().flatten();
             let namespace = if request.namespace.is_empty() {
@@ -64,6 +63,7 @@ pub fn admit_pod(
             } else {
                 &request.namespace
             };
+            refuse_crashing_selections(&pod.metadata.annotations, namespace, cluster)?;
             let changed = changed_nics(&pod, old.as_ref(), namespace);
             if changed.is_empty() {
                 return Ok(());
@@ -73,7 +73,6 @@ pub fn admit_pod(
         _ => return Ok(()),
     };
     let pod: Pod = request.object()?;
-    refuse_null_selection(&pod.metadata.annotations)?;
     let meta = &pod.metadata;
     let name = if meta.name.is_empty() {
         &request.name
@@ -85,6 +84,9 @@ pub fn admit_pod(
     } else {
         &request.namespace
     };
+    if only.is_none() {
+        refuse_crashing_selections(&meta.annotations, namespace, cluster)?;
+    }
     let controller = pod_workload(&meta.owner_references);
     let statefulset = statefulset_pod(name, &meta.owner_references);
     let claim = Claim {
@@ -99,16 +101,37 @@ pub fn admit_pod(
     validate_nics(&claim, settings, cluster, only.as_ref())
 }
 
-/// Bad input (400): a network selection that would crash
-/// kube-ovn-controller ([`networks::null_selection`]), whatever else the
-/// pod asks for.
-fn refuse_null_selection(annotations: &BTreeMap<String, String>) -> Result<(), Denial> {
-    match networks::null_selection(annotations) {
-        Some((key, value)) => Err(Denial::bad_request(format!(
+/// Bad input (400): network selections that would crash
+/// kube-ovn-controller, whatever else the pod asks for: a selection that
+/// is `null` ([`networks::null_selection`]), or one naming a
+/// NetworkAttachmentDefinition whose config it panics on
+/// ([`networks::crashes_controller`]; `getPodAttachmentNet` reads every
+/// selected NAD's config, static address or not).
+fn refuse_crashing_selections(
+    annotations: &BTreeMap<String, String>,
+    namespace: &str,
+    cluster: &dyn Cluster,
+) -> Result<(), Denial> {
+    if let Some((key, value)) = networks::null_selection(annotations) {
+        return Err(Denial::bad_request(format!(
             "{value} is not a valid {key}: a network selection is null"
-        ))),
-        None => Ok(()),
+        )));
     }
+    let mut seen = HashSet::new();
+    for entry in networks::entries(annotations, namespace).unwrap_or_default() {
+        if !seen.insert((entry.namespace.clone(), entry.name.clone())) {
+            continue;
+        }
+        if let Some(nad) = cluster.network_attachment_definition(&entry.namespace, &entry.name)?
+            && networks::crashes_controller(&nad.spec.config)
+        {
+            return Err(Denial::bad_request(format!(
+                "network-attachment-definition {}/{} cannot be selected: kube-ovn-controller cannot read its config (its plugins list is empty or holds a null)",
+                entry.namespace, entry.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// I18: the providers of the attachment NICs a Pod UPDATE makes
@@ -170,7 +193,12 @@ pub fn admit_workload(
     }
     let workload: WorkloadObject = request.object()?;
     let annotations = template_annotations(&workload, kind);
-    refuse_null_selection(annotations)?;
+    let namespace = if request.namespace.is_empty() {
+        &workload.metadata.namespace
+    } else {
+        &request.namespace
+    };
+    refuse_crashing_selections(annotations, namespace, cluster)?;
     if request.operation == Operation::Update {
         // An old object that does not decode counts as changed.
         let old = request.old_object_if_any::<WorkloadObject>().ok().flatten();
@@ -181,11 +209,6 @@ pub fn admit_workload(
             return Ok(Vec::new());
         }
     }
-    let namespace = if request.namespace.is_empty() {
-        &workload.metadata.namespace
-    } else {
-        &request.namespace
-    };
     let name = workload.metadata.name.as_str();
     let claim = Claim {
         annotations,

@@ -236,6 +236,48 @@ pub fn nad_kind(config: &str) -> Option<NadKind> {
     }
 }
 
+/// Whether kube-ovn-controller panics on this config when a pod selects
+/// its NAD: `loadNetConf` reads a config without a `type` as a list of
+/// plugins, and `LoadDelegateNetConfList` then reads `Plugins[0].Type`
+/// (an empty list is out of range, a `null` first plugin nil), and
+/// `util.IsOvnNetwork` reads every plugin's `Type` (a `null` one is nil).
+/// Checked against multus-cni v4.3.0 in Go 1.26: `{"plugins":[]}`,
+/// `{"plugins":[null]}`, `{"plugins":[{"type":"x"},null]}` panic;
+/// `{"plugins":null}` and a config with a `type` do not.
+pub fn crashes_controller(config: &str) -> bool {
+    let Some(conf) = NetConf::parse(config) else {
+        return false; // loadNetConf's first Unmarshal fails: an error
+    };
+    if !conf.kind.is_empty() {
+        return false;
+    }
+    let Some(Some(Some(plugins))) = GoObject::parse(config)
+        .and_then(|list| list.raw("plugins"))
+        .map(|raw| raw.map(|raw| serde_json::from_str::<Option<Vec<&RawValue>>>(raw.get()).ok()))
+    else {
+        return false;
+    };
+    let Some(plugins) = plugins else {
+        return false; // `"plugins": null`: an error, not a panic
+    };
+    // Every plugin that is not null must decode, or Unmarshal fails first.
+    let decoded: Option<Vec<Option<NetConf>>> = plugins
+        .iter()
+        .map(|p| match p.get().trim() {
+            "null" => Some(None),
+            text => NetConf::parse(text).map(Some),
+        })
+        .collect();
+    let Some(decoded) = decoded else {
+        return false;
+    };
+    match decoded.first() {
+        None | Some(None) => true,
+        Some(Some(first)) if first.kind.is_empty() => false, // "must have the 'type' field"
+        Some(Some(_)) => decoded.iter().any(Option::is_none),
+    }
+}
+
 /// The fields of a CNI `NetConf` that decide: its `type` and `ipam.type`.
 struct NetConf {
     kind: String,
@@ -540,6 +582,31 @@ mod tests {
         );
         assert_eq!(nad_kind(r#"{"name":"x"}"#), None);
         assert_eq!(nad_kind(r#"{"type":"macvlan","ipam":"kube-ovn"}"#), None);
+    }
+
+    #[test]
+    fn configs_that_crash_the_controller() {
+        for config in [
+            r#"{"plugins":[]}"#,
+            r#"{"plugins":[null]}"#,
+            r#"{"plugins":[null,{"type":"kube-ovn"}]}"#,
+            r#"{"plugins":[{"type":"x"},null]}"#,
+            r#"{"plugins":[], "type":""}"#,
+        ] {
+            assert!(crashes_controller(config), "{config}");
+        }
+        for config in [
+            r#"{"plugins":null}"#,
+            r#"{"type":"bridge","plugins":[]}"#,
+            r#"{"plugins":[{"ipam":{}}]}"#,
+            r#"{"plugins":[{"type":"x"},{"type":5}]}"#,
+            r#"{"type":5,"plugins":[]}"#,
+            r#"{"plugins":[{"type":"kube-ovn"}]}"#,
+            "",
+            "not json",
+        ] {
+            assert!(!crashes_controller(config), "{config}");
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The allocator's answers: every pod case played on kube-ovn-controller itself (`make controller-oracle`).
+"""The allocator's answers: every pod, workload and IPPool case played on kube-ovn-controller itself.
 
     python3 e2e/controller_oracle.py [--record] [--wait S] [CASE_DIR_OR_FILE ...]
 
@@ -36,6 +36,11 @@ reported Running and Ready as a kubelet would; recorded as the worst of them
 (double, refused, waiting: a pod never made counts as waiting) with every
 pod's in `pods`. A DaemonSet's pods are made for two Nodes; a CronJob's by a
 Job of its template (`kubectl create job --from=cronjob/…`).
+
+An IPPool case (CREATE, UPDATE): over its Subnets and IPPools, the request's
+pool is created (an UPDATE: written over the stored one) and its Ready
+condition read: `ready` (with what its status counts `available`), `failed`
+(the condition's reason and message) or `waiting`.
 
 Cases whose cluster the controller cannot reproduce are recorded with
 `asked: false` and why.
@@ -669,6 +674,60 @@ class CasePlayer:
                 break
         return record
 
+    # --- an IPPool: what the controller's IPAM makes of it (I14) -----------
+
+    def play_ippool(self, case):
+        """The controller's outcome for the request's IPPool over the case's Subnets and IPPools: `ready`
+        (its IPAM took it: status Ready, with what it counts available) or `failed` (a condition not
+        Ready: its reason and message), or `waiting` (no condition within the wait)."""
+        request = case["request"]
+        obj = clean(request["object"])
+        if not isinstance(obj.get("spec"), dict) or not isinstance(obj["spec"].get("ips", []), list):
+            return {"asked": False, "why": "its object does not decode as an IPPool: the API server never stores it"}
+        name = obj["metadata"].get("name") or request.get("name")
+        obj["metadata"]["name"] = name
+        self.reset()
+        why = self.build(case, set())
+        if why:
+            return {"asked": False, "why": why}
+        path = f"/apis/kubeovn.io/v1/ippools/{name}"
+        if request["operation"] == "UPDATE":
+            code, stored, _ = self.api.request("GET", path)
+            if code != 200:
+                return {"asked": False, "why": "the oldObject is not among the case's IPPools"}
+            obj["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+            obj["metadata"]["finalizers"] = stored["metadata"].get("finalizers")
+            code, body, _ = self.api.request("PUT", path, obj)
+        else:
+            code, body, _ = self.api.request("POST", "/apis/kubeovn.io/v1/ippools", obj)
+        if code not in (200, 201):
+            return {"asked": False, "why": f"the API server refuses the object: {code} {(body or {}).get('message')}"}
+        if request["operation"] == "UPDATE":
+            time.sleep(2)  # its Ready condition is the old version's until the controller handled the change
+        deadline = time.monotonic() + self.wait
+        seen = None
+        while True:
+            code, pool, _ = self.api.request("GET", path)
+            status = (pool or {}).get("status") or {}
+            ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+            now = time.monotonic()
+            if ready and ready.get("status") == "True":
+                # The statistics follow the condition: read them a moment later.
+                time.sleep(0.5)
+                status = (self.api.request("GET", path)[1] or {}).get("status") or {}
+                counts = {k: status.get(k) for k in ("v4AvailableIPs", "v4AvailableIPRange",
+                                                     "v6AvailableIPs", "v6AvailableIPRange") if status.get(k)}
+                return {"outcome": "ready", "available": counts}
+            if ready and ready.get("status") == "False" and ready.get("reason") not in (None, "", "Init"):
+                seen = seen or now
+                if now - seen > 1.5:  # a retry may succeed
+                    return {"outcome": "failed", "condition": f"{ready.get('reason')}: {ready.get('message')}"}
+            if now > deadline:
+                if ready and ready.get("status") == "False":
+                    return {"outcome": "failed", "condition": f"{ready.get('reason')}: {ready.get('message')}"}
+                return {"outcome": "waiting"}
+            time.sleep(0.1)
+
 
 def race(player, rounds, wait):
     """Two pods asking for the same free static address, created at the same moment, `rounds` times.
@@ -769,8 +828,12 @@ def template_of(obj):
         else spec.get("template")
 
 
+def kind_of(case):
+    return ((case.get("request") or {}).get("kind") or {}).get("kind")
+
+
 def workload(case):
-    return ((case.get("request") or {}).get("kind") or {}).get("kind") in WORKLOAD_KINDS
+    return kind_of(case) in WORKLOAD_KINDS
 
 
 def write_record(path, case, record):
@@ -823,7 +886,7 @@ def main():
         kind = ((case.get("request") or {}).get("kind") or {}).get("kind")
         if kind == "Pod" and case["request"].get("operation") in ("CREATE", "UPDATE"):
             groups.setdefault(network_of(case), []).append((path, case))
-        elif kind in WORKLOAD_KINDS and case["request"].get("operation") in ("CREATE", "UPDATE"):
+        elif kind in (*WORKLOAD_KINDS, "IPPool") and case["request"].get("operation") in ("CREATE", "UPDATE"):
             groups.setdefault(network_of(case), []).append((path, case))
     manager = bin_path("kube-controller-manager", "KUBE_CONTROLLER_MANAGER")
     if any(workload(c) for members in groups.values() for _, c in members) and not manager.exists():
@@ -843,7 +906,8 @@ def main():
                 try:
                     for path, case in members:
                         try:
-                            result = player.play_workload(case) if workload(case) else player.play(case)
+                            result = player.play_workload(case) if workload(case) else \
+                                player.play_ippool(case) if kind_of(case) == "IPPool" else player.play(case)
                         except (RuntimeError, Refused) as e:
                             result = {"asked": False, "why": f"not reproducible here: {e}"}
                         cases.append((path, case, result))

@@ -64,7 +64,7 @@ ALLOCATOR_BEGIN, ALLOCATOR_END = "<!-- allocator:begin -->", "<!-- allocator:end
 # What the controller did that counts as not giving the pod an address cleanly.
 NOT_ALLOCATED = ("refused", "waiting", "double")
 # The kinds whose cases the allocator judges: pods, and the workloads that make them.
-ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "IPPool")
 # An IPPool's: the controller's IPAM took it (`ready`), or not (`failed`, its condition; `waiting`).
 POOL_OUTCOMES = {"ready": True, "failed": False, "waiting": False}
 ITEM = re.compile(r"^(I\d+|§\d+)$")

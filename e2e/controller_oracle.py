@@ -147,8 +147,8 @@ class CasePlayer:
         self.api.request("POST", f"/api/v1/namespaces/{PROBE_NAMESPACE}/pods", probe)
         if self.allocation("probe", PROBE_NAMESPACE, 120)[0] != "allocated":
             raise RuntimeError(f"kube-ovn-controller never allocated (network {network}):\n{self.controller.tail()}")
-        if manager:
-            self.start_manager(manager)
+        self.manager_binary = manager  # started at the first workload case, after every pod case: its
+        # garbage collector deletes pods whose owner does not exist, as the pod cases' often do
 
     def start_manager(self, binary):
         """kube-controller-manager out of cluster (admin credentials, no leader election, no server)."""
@@ -575,6 +575,8 @@ class CasePlayer:
         name = obj["metadata"].get("name") or request.get("name")
         api_version, plural, _ = plural_of(kind)
         self.reset()
+        if self.manager is None:
+            self.start_manager(self.manager_binary)
         spec = obj.get("spec") or {}
         template_spec = (spec.get("jobTemplate") or {}).get("spec") or {} if kind == "CronJob" else spec
         if kind == "DaemonSet":
@@ -899,7 +901,8 @@ def main():
             t0 = time.monotonic()
             sub = folder / f"net-{len(list(folder.iterdir()))}"
             sub.mkdir()
-            members.sort(key=lambda m: workload(m[1]))  # the pods first: the workloads' Nodes stay
+            # The pods first: kube-controller-manager, started at the first workload, stays, as do their Nodes.
+            members.sort(key=lambda m: workload(m[1]))
             with ControlPlane() as cp:
                 player = CasePlayer(cp, sub, binary, network, args.wait,
                                     manager if any(workload(c) for _, c in members) else None)

@@ -414,7 +414,7 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 # pod case's cluster built through the controller, the request made with no
 # webhook in the way, its outcome read (e2e/controller_oracle.py; records in
 # the cases' `controller`, judged by `make fidelity`). Local only: about
-# 5 minutes for the 208 cases, niced.
+# 10 minutes for the 242 pod, workload and IPPool cases, niced.
 controller-oracle-run: cluster-bin controller-manager-bin
 	nice python3 e2e/controller_oracle.py $(CONTROLLER_ORACLE_FLAGS) \
 		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)

@@ -31,6 +31,7 @@
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
 #   make e2e-kop-serve      the same through kop-serve (testhost/), no Kubewarden binary needed
 #   make cluster-bin        kube-apiserver, kubectl, etcd from Go modules into target/cluster/bin
+#   make controller-manager-bin  kube-controller-manager from Go modules (controller-oracle only)
 #   make e2e-cluster        the policy judged by a real kube-apiserver, served by kop-serve
 #   make e2e-cluster-kubewarden   the same, served by the real policy-server
 #   make e2e-controller     Kubewarden's controller renders deploy/: its webhooks and
@@ -75,7 +76,7 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
-	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin kop-serve e2e-unit \
+	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
 	controller-oracle controller-race
@@ -355,6 +356,12 @@ clean:
 cluster-bin:
 	bash e2e/cluster/build.sh
 
+# kube-controller-manager (Kubernetes v1.36.3) for `make controller-oracle`
+# only: the pods of the workload cases. Its own go.mod
+# (e2e/cluster/controller-manager), so cluster-bin and CI are unchanged.
+controller-manager-bin:
+	bash e2e/cluster/controller-manager/build.sh
+
 kop-serve:
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve
 
@@ -407,8 +414,8 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 # pod case's cluster built through the controller, the request made with no
 # webhook in the way, its outcome read (e2e/controller_oracle.py; records in
 # the cases' `controller`, judged by `make fidelity`). Local only: about
-# 5 minutes for the 208 cases, niced.
-controller-oracle-run: cluster-bin
+# 10 minutes for the 242 pod, workload and IPPool cases, niced.
+controller-oracle-run: cluster-bin controller-manager-bin
 	nice python3 e2e/controller_oracle.py $(CONTROLLER_ORACLE_FLAGS) \
 		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 RACE_ROUNDS ?= 50

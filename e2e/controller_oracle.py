@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The allocator's answers: every pod case played on kube-ovn-controller itself (`make controller-oracle`).
+"""The allocator's answers: every pod, workload and IPPool case played on kube-ovn-controller itself.
 
     python3 e2e/controller_oracle.py [--record] [--wait S] [CASE_DIR_OR_FILE ...]
 
@@ -28,9 +28,22 @@ annotations) and the controller's outcome is read within a bounded wait:
   (`event`: the latest one's reason and message);
 - `waiting`: none of these within the wait.
 
+A workload case (Deployment, StatefulSet, DaemonSet, Job, CronJob) is played
+with kube-controller-manager out of cluster (`make controller-manager-bin`,
+target/cluster/bin or $KUBE_CONTROLLER_MANAGER) making its pods: the outcome
+of each pod it makes (an UPDATE: of the new template's), allocated pods
+reported Running and Ready as a kubelet would; recorded as the worst of them
+(double, refused, waiting: a pod never made counts as waiting) with every
+pod's in `pods`. A DaemonSet's pods are made for two Nodes; a CronJob's by a
+Job of its template (`kubectl create job --from=cronjob/…`).
+
+An IPPool case (CREATE, UPDATE): over its Subnets and IPPools, the request's
+pool is created (an UPDATE: written over the stored one) and its Ready
+condition read: `ready` (with what its status counts `available`), `failed`
+(the condition's reason and message) or `waiting`.
+
 Cases whose cluster the controller cannot reproduce are recorded with
-`asked: false` and why. Workload cases are recorded as not asked: no
-kube-controller-manager runs here to make their pods.
+`asked: false` and why.
 
 Without `--record` the live outcomes are compared with the recorded ones
 (`controller`, tests/README.md) and every difference is printed; with it they
@@ -45,6 +58,7 @@ import json
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -53,7 +67,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kube_ovn_e2e  # noqa: E402
-from controlplane import KUBE_OVN_CRDS, ControlPlane  # noqa: E402
+from controlplane import KUBE_OVN_CRDS, ControlPlane, bin_path, stop_process  # noqa: E402
 from kube_ovn_e2e import ALLOCATED, CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE, Controller, Ovsdb  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from oracle import case_files, case_input, write_record  # noqa: E402
@@ -65,6 +79,12 @@ DEFAULT_DIRS = [ROOT / "tests/conformance", ROOT / "tests/cases"]
 OWN_SUBNETS = ("ovn-default", "join")  # made by the controller's init, from its flags
 PROBE_NAMESPACE = "kube-ovn-oracle-probe"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+# What kube-controller-manager runs to make the workloads' pods (and the `default` ServiceAccounts, and
+# the garbage collection that takes a deleted workload's ReplicaSets and pods away).
+MANAGER_CONTROLLERS = ("serviceaccount", "deployment", "replicaset", "statefulset", "daemonset", "job", "cronjob",
+                       "garbage-collector")
+# The Nodes a DaemonSet's pods are made for (no kubelet: they never run).
+NODES = ("kube-ovn-worker", "kube-ovn-worker2")
 ALLOCATED_SUFFIX = ".kubernetes.io/allocated"
 
 
@@ -103,8 +123,9 @@ def named(address, text):
 class CasePlayer:
     """One control plane with kube-ovn-controller for a default network; cases played one at a time."""
 
-    def __init__(self, cp, folder, binary, network, wait):
+    def __init__(self, cp, folder, binary, network, wait, manager=None):
         self.cp, self.folder, self.wait = cp, folder, wait
+        self.manager = None
         self.default_cidr, self.join_cidr = network
         self.api = Api(cp.kubeconfig)
         self.replayer = Replayer(self.api)
@@ -126,8 +147,24 @@ class CasePlayer:
         self.api.request("POST", f"/api/v1/namespaces/{PROBE_NAMESPACE}/pods", probe)
         if self.allocation("probe", PROBE_NAMESPACE, 120)[0] != "allocated":
             raise RuntimeError(f"kube-ovn-controller never allocated (network {network}):\n{self.controller.tail()}")
+        self.manager_binary = manager  # started at the first workload case, after every pod case: its
+        # garbage collector deletes pods whose owner does not exist, as the pod cases' often do
+
+    def start_manager(self, binary):
+        """kube-controller-manager out of cluster (admin credentials, no leader election, no server)."""
+        self.manager_log = open(self.folder / "kube-controller-manager.log", "ab")
+        self.manager = subprocess.Popen(
+            [str(binary), "--kubeconfig", str(self.cp.kubeconfig), "--leader-elect=false", "--secure-port=0",
+             "--use-service-account-credentials=false",
+             "--controllers=" + ",".join(f"{c}-controller" for c in MANAGER_CONTROLLERS)],
+            stdin=subprocess.DEVNULL, stdout=self.manager_log, stderr=subprocess.STDOUT, cwd=self.folder,
+            start_new_session=True)
 
     def stop(self):
+        if self.manager:
+            stop_process(self.manager, timeout=15)
+            self.manager = None
+            self.manager_log.close()
         self.controller.stop()
         self.ovsdb.stop()
 
@@ -205,18 +242,23 @@ class CasePlayer:
 
     def reset(self):
         """Deletes every pod but the probe, then what the last case stored; waits for the controller's release."""
-        code, pods, _ = self.api.request("GET", "/api/v1/pods")
-        for pod in pods.get("items", []) if code == 200 else []:
-            meta = pod["metadata"]
-            if meta["namespace"] != PROBE_NAMESPACE:
-                self.api.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
-                                 {"gracePeriodSeconds": 0})
-        for kind in WORKLOAD_KINDS:
-            api_version, plural, _ = plural_of(kind)
+        for api_version, plural in [plural_of(kind)[:2] for kind in WORKLOAD_KINDS] + [("apps/v1", "replicasets")]:
             code, items, _ = self.api.request("GET", f"/apis/{api_version}/{plural}")
             for item in items.get("items", []) if code == 200 else []:
                 meta = item["metadata"]
-                self.api.request("DELETE", resource_path(api_version, plural, meta["namespace"], meta["name"]))
+                self.api.request("DELETE", resource_path(api_version, plural, meta["namespace"], meta["name"]),
+                                 {"propagationPolicy": "Background"})
+        deadline = time.monotonic() + 20
+        while True:  # a workload's controller may make a pod while its workload goes away
+            code, pods, _ = self.api.request("GET", "/api/v1/pods")
+            left = [p["metadata"] for p in (pods.get("items", []) if code == 200 else [])
+                    if p["metadata"]["namespace"] != PROBE_NAMESPACE]
+            if not left or time.monotonic() > deadline:
+                break
+            for meta in left:
+                self.api.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                                 {"gracePeriodSeconds": 0})
+            time.sleep(0.2)
         self.until_only_probe_ips()
         for plural, keep in (("ippools", ()), ("subnets", OWN_SUBNETS), ("vpcs", ("ovn-cluster",))):
             self.delete_all(f"/apis/kubeovn.io/v1/{plural}", keep)
@@ -231,7 +273,8 @@ class CasePlayer:
         while True:
             code, ips, _ = self.api.request("GET", "/apis/kubeovn.io/v1/ips")
             left = [i["metadata"]["name"] for i in ips.get("items", [])
-                    if i.get("spec", {}).get("namespace") != PROBE_NAMESPACE] if code == 200 else ["?"]
+                    if i.get("spec", {}).get("namespace") not in (PROBE_NAMESPACE, "")
+                    and i.get("spec", {}).get("podType") != "node"] if code == 200 else ["?"]
             if not left:
                 return
             if time.monotonic() > deadline:
@@ -255,7 +298,7 @@ class CasePlayer:
     def build(self, case, own):
         """The case's cluster through the controller: None, or why it cannot be built.
 
-        `own`: (namespace, name) of the request's pod; its own IP objects are
+        `own`: (namespace, name) of the request's pods; their own IP objects are
         left to the request: a pod of that name cannot exist twice, and the
         controller gives a pod back what its name holds (IPAM keys addresses by
         `<namespace>/<pod>`), so the request's pod (an UPDATE's oldObject)
@@ -296,7 +339,7 @@ class CasePlayer:
             nic = (provider, address, spec.get("subnet"))
             holders.setdefault((spec["namespace"], spec["podName"], vm), []).append(nic)
         for (namespace, name, vm), nics in holders.items():
-            if (namespace, name) == own and not vm:
+            if (namespace, name) in own and not vm:
                 continue
             why = self.hold(namespace, name, nics, cluster, vm)
             if why:
@@ -402,7 +445,7 @@ class CasePlayer:
         obj["metadata"]["namespace"] = namespace
         name = obj["metadata"].get("name") or request.get("name")
         self.reset()
-        why = self.build(case, (namespace, name))
+        why = self.build(case, {(namespace, name)})
         if why:
             return {"asked": False, "why": why}
         self.namespace(namespace)
@@ -455,6 +498,237 @@ class CasePlayer:
         if second:
             return {"outcome": "double", "nics": nics, "second_holder": second[0]}
         return {"outcome": "allocated", "nics": nics}
+
+    # --- a workload: the pods kube-controller-manager makes of it ----------
+
+    def nodes(self):
+        """The Nodes a DaemonSet's pods are made for, schedulable (the API server taints a new Node
+        not-ready until a kubelet reports; none will)."""
+        for name in NODES:
+            code, node, _ = self.api.request("GET", f"/api/v1/nodes/{name}")
+            if code == 404:
+                code, node, _ = self.api.request("POST", "/api/v1/nodes", {
+                    "apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+                        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux"}}})
+            for _ in range(50):  # kube-ovn-controller annotates Nodes too: retried on a conflict
+                if not (node or {}).get("spec", {}).get("taints"):
+                    break
+                node["spec"]["taints"] = []
+                if self.api.request("PUT", f"/api/v1/nodes/{name}", node)[0] == 200:
+                    break
+                time.sleep(0.1)
+                node = self.api.request("GET", f"/api/v1/nodes/{name}")[1]
+            else:
+                raise RuntimeError(f"Node {name} keeps its taints")
+        return len(NODES)
+
+    def workload_pods(self, namespace, holders):
+        """{name: pod} of the namespace's pods but the holders (by name or uid; and those going away)."""
+        code, pods, _ = self.api.request("GET", f"/api/v1/namespaces/{namespace}/pods")
+        return {p["metadata"]["name"]: p for p in (pods.get("items", []) if code == 200 else [])
+                if not {p["metadata"]["name"], p["metadata"]["uid"]} & holders
+                and not p["metadata"].get("deletionTimestamp")}
+
+    def settle(self, namespace, holders, expected, wait):
+        """{name: (state, pod, warnings)} of the workload's pods once settled: at least `expected` pods,
+        each allocated or refused (a Warning event 1.5 s old, no allocation), nothing new for 2 s; or
+        at `wait`. An allocated pod is reported Running and Ready as its kubelet would, once the CNI had
+        its address (a StatefulSet makes its next pod, a Deployment rolls on, only then)."""
+        deadline = time.monotonic() + wait
+        first_warning, last_change, last = {}, time.monotonic(), None
+        while True:
+            now = time.monotonic()
+            states = {}
+            for name, pod in self.workload_pods(namespace, holders).items():
+                annotations = pod["metadata"].get("annotations") or {}
+                if any(k.endswith(ALLOCATED_SUFFIX) and v == "true" for k, v in annotations.items()):
+                    states[name] = ("allocated", pod, [])
+                    if pod.get("status", {}).get("phase") != "Running":
+                        self.api.request("PATCH", f"/api/v1/namespaces/{namespace}/pods/{name}/status", {
+                            "status": {"phase": "Running", "conditions": [
+                                {"type": "Ready", "status": "True"}, {"type": "ContainersReady", "status": "True"}]}},
+                            content_type="application/strategic-merge-patch+json")
+                    continue
+                warnings = self.warnings(namespace, pod["metadata"]["uid"])
+                if warnings:
+                    first_warning.setdefault(name, now)
+                    if now - first_warning[name] > 1.5:
+                        states[name] = ("refused", pod, warnings)
+                        continue
+                states[name] = ("waiting", pod, warnings)
+            seen = {n: st[0] for n, st in states.items()}
+            if seen != last:
+                last, last_change = seen, now
+            decided = all(st != "waiting" for st in seen.values())
+            if (len(seen) >= expected and decided and now - last_change > 2) \
+                    or (decided and "refused" in seen.values() and now - last_change > 3) or now > deadline:
+                return states
+            time.sleep(0.2)
+
+    def play_workload(self, case):
+        """The controller's outcome for each pod kube-controller-manager makes of the case's workload."""
+        request = case["request"]
+        kind = request["kind"]["kind"]
+        obj = clean(request["object"])
+        namespace = request.get("namespace") or obj["metadata"].get("namespace") or "default"
+        obj["metadata"]["namespace"] = namespace
+        name = obj["metadata"].get("name") or request.get("name")
+        api_version, plural, _ = plural_of(kind)
+        self.reset()
+        if self.manager is None:
+            self.start_manager(self.manager_binary)
+        spec = obj.get("spec") or {}
+        template_spec = (spec.get("jobTemplate") or {}).get("spec") or {} if kind == "CronJob" else spec
+        if kind == "DaemonSet":
+            expected = self.nodes()
+        elif kind in ("Job", "CronJob"):
+            expected = min(template_spec.get("parallelism", 1), template_spec.get("completions") or 1 << 30)
+        else:
+            expected = spec.get("replicas", 1)
+        # A StatefulSet's pods are named: what their names hold is theirs (the IPAM gives it back).
+        old_replicas = ((request.get("oldObject") or {}).get("spec") or {}).get("replicas", 1)
+        own = {(namespace, f"{name}-{i}") for i in range(max(expected, old_replicas))} \
+            if kind == "StatefulSet" else set()
+        why = self.build(case, own)
+        if why:
+            return {"asked": False, "why": why}
+        self.namespace(namespace)
+        holders = set(self.workload_pods(namespace, set()))
+        path = resource_path(api_version, plural, namespace)
+        exclude = holders
+        if request["operation"] == "UPDATE":
+            old = clean(request["oldObject"])
+            old["metadata"]["namespace"] = namespace
+            code, body, _ = self.api.request("POST", path, old)
+            if code != 201:
+                why = f"the API server refuses the oldObject: {code} {(body or {}).get('message')}"
+                return {"asked": False, "why": why}
+            self.settle(namespace, holders, 0 if kind == "CronJob" else 1, self.wait * 3)
+            if template_of(old) != template_of(obj):  # the request's pods are the new template's
+                exclude = holders | {p["metadata"]["uid"] for p in self.workload_pods(namespace, holders).values()}
+            code, stored, _ = self.api.request("GET", f"{path}/{name}")
+            obj["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+            code, body, _ = self.api.request("PUT", f"{path}/{name}", obj)
+        else:
+            code, body, _ = self.api.request("POST", path, obj)
+        if code not in (200, 201):
+            return {"asked": False, "why": f"the API server refuses the object: {code} {(body or {}).get('message')}"}
+        if kind == "CronJob":
+            # Its schedule is not waited for: a Job of its template, as `kubectl create job --from=cronjob/…`.
+            job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+                "name": f"{name}-manual", "namespace": namespace,
+                "annotations": {"cronjob.kubernetes.io/instantiate": "manual"},
+                "labels": ((spec.get("jobTemplate") or {}).get("metadata") or {}).get("labels") or {},
+                "ownerReferences": [{"apiVersion": "batch/v1", "kind": "CronJob", "name": name,
+                                     "uid": body["metadata"]["uid"], "controller": True}]},
+                "spec": template_spec}
+            code, made, _ = self.api.request("POST", resource_path("batch/v1", "jobs", namespace), job)
+            if code != 201:
+                return {"asked": False, "why": f"the API server refuses its Job: {code} {(made or {}).get('message')}"}
+        states = self.settle(namespace, exclude, expected, self.wait * 4)
+        template = (template_spec.get("template") or {}).get("metadata") or {}
+        asked = json.dumps(template.get("annotations") or {})
+        everyone = self.holders()
+        pods, outcomes = [], []
+        for pod_name, (state, pod, warnings) in sorted(states.items()):
+            meta = pod["metadata"]
+            # A StatefulSet's pod by its name; another's by its generated prefix (the rest is random).
+            label = pod_name if kind == "StatefulSet" else f"{meta.get('generateName') or pod_name}*"
+            if state == "refused":
+                outcomes.append(("refused", warnings[-1]))
+                pods.append(f"{label}: refused: {warnings[-1]}")
+                continue
+            if state == "waiting":
+                outcomes.append(("waiting", None))
+                pods.append(f"{label}: waiting")
+                continue
+            annotations = meta.get("annotations") or {}
+            nics = {}
+            for key, value in sorted(annotations.items()):
+                if key.endswith(ALLOCATED_SUFFIX) and value == "true":
+                    provider = key[:-len(ALLOCATED_SUFFIX)]
+                    address = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
+                    nics[provider] = ",".join(a if named(a, asked) else "any" for a in address.split(","))
+            me = f"pod {namespace}/{pod_name}"
+            own_ips = {f"IP {pod_name}.{namespace}" + ("" if p == "ovn" else f".{p}") for p in nics}
+            second = sorted(h for hs in everyone.values() if me in hs and len(hs - own_ips) > 1
+                            for h in hs - own_ips - {me})
+            text = ", ".join(f"{p} {a}" for p, a in nics.items())
+            if second:
+                outcomes.append(("double", second[0]))
+                pods.append(f"{label}: double {text}, second holder {second[0]}")
+            else:
+                outcomes.append(("allocated", None))
+                pods.append(f"{label}: allocated {text}")
+        missing = max(0, expected - len(states))
+        pods += ["(not made): waiting"] * missing
+        if missing:
+            outcomes.append(("waiting", None))
+        record = {"outcome": "allocated", "pods": sorted(pods)}
+        for worst in ("double", "refused", "waiting"):
+            found = [d for o, d in outcomes if o == worst]
+            if found:
+                record["outcome"] = worst
+                if worst == "double":
+                    record["second_holder"] = found[0]
+                elif worst == "refused":
+                    record["event"] = found[0]
+                break
+        return record
+
+    # --- an IPPool: what the controller's IPAM makes of it (I14) -----------
+
+    def play_ippool(self, case):
+        """The controller's outcome for the request's IPPool over the case's Subnets and IPPools: `ready`
+        (its IPAM took it: status Ready, with what it counts available) or `failed` (a condition not
+        Ready: its reason and message), or `waiting` (no condition within the wait)."""
+        request = case["request"]
+        obj = clean(request["object"])
+        if not isinstance(obj.get("spec"), dict) or not isinstance(obj["spec"].get("ips", []), list):
+            return {"asked": False, "why": "its object does not decode as an IPPool: the API server never stores it"}
+        name = obj["metadata"].get("name") or request.get("name")
+        obj["metadata"]["name"] = name
+        self.reset()
+        why = self.build(case, set())
+        if why:
+            return {"asked": False, "why": why}
+        path = f"/apis/kubeovn.io/v1/ippools/{name}"
+        if request["operation"] == "UPDATE":
+            code, stored, _ = self.api.request("GET", path)
+            if code != 200:
+                return {"asked": False, "why": "the oldObject is not among the case's IPPools"}
+            obj["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+            obj["metadata"]["finalizers"] = stored["metadata"].get("finalizers")
+            code, body, _ = self.api.request("PUT", path, obj)
+        else:
+            code, body, _ = self.api.request("POST", "/apis/kubeovn.io/v1/ippools", obj)
+        if code not in (200, 201):
+            return {"asked": False, "why": f"the API server refuses the object: {code} {(body or {}).get('message')}"}
+        if request["operation"] == "UPDATE":
+            time.sleep(2)  # its Ready condition is the old version's until the controller handled the change
+        deadline = time.monotonic() + self.wait
+        seen = None
+        while True:
+            code, pool, _ = self.api.request("GET", path)
+            status = (pool or {}).get("status") or {}
+            ready = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+            now = time.monotonic()
+            if ready and ready.get("status") == "True":
+                # The statistics follow the condition: read them a moment later.
+                time.sleep(0.5)
+                status = (self.api.request("GET", path)[1] or {}).get("status") or {}
+                counts = {k: status.get(k) for k in ("v4AvailableIPs", "v4AvailableIPRange",
+                                                     "v6AvailableIPs", "v6AvailableIPRange") if status.get(k)}
+                return {"outcome": "ready", "available": counts}
+            if ready and ready.get("status") == "False" and ready.get("reason") not in (None, "", "Init"):
+                seen = seen or now
+                if now - seen > 1.5:  # a retry may succeed
+                    return {"outcome": "failed", "condition": f"{ready.get('reason')}: {ready.get('message')}"}
+            if now > deadline:
+                if ready and ready.get("status") == "False":
+                    return {"outcome": "failed", "condition": f"{ready.get('reason')}: {ready.get('message')}"}
+                return {"outcome": "waiting"}
+            time.sleep(0.1)
 
 
 def race(player, rounds, wait):
@@ -549,6 +823,21 @@ def race(player, rounds, wait):
     return outcomes
 
 
+def template_of(obj):
+    """A workload's pod template (a CronJob's, of its Job template)."""
+    spec = obj.get("spec") or {}
+    return ((spec.get("jobTemplate") or {}).get("spec") or {}).get("template") if obj.get("kind") == "CronJob" \
+        else spec.get("template")
+
+
+def kind_of(case):
+    return ((case.get("request") or {}).get("kind") or {}).get("kind")
+
+
+def workload(case):
+    return kind_of(case) in WORKLOAD_KINDS
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cases", nargs="*", default=[str(d) for d in DEFAULT_DIRS])
@@ -585,9 +874,12 @@ def main():
         kind = ((case.get("request") or {}).get("kind") or {}).get("kind")
         if kind == "Pod" and case["request"].get("operation") in ("CREATE", "UPDATE"):
             groups.setdefault(network_of(case), []).append((path, case))
-        elif kind in WORKLOAD_KINDS:
-            cases.append((path, case, {"asked": False, "why": f"a {kind}: no kube-controller-manager runs here to "
-                                                                "make its pods; its pod cases are asked instead"}))
+        elif kind in (*WORKLOAD_KINDS, "IPPool") and case["request"].get("operation") in ("CREATE", "UPDATE"):
+            groups.setdefault(network_of(case), []).append((path, case))
+    manager = bin_path("kube-controller-manager", "KUBE_CONTROLLER_MANAGER")
+    if any(workload(c) for members in groups.values() for _, c in members) and not manager.exists():
+        print(f"controller-oracle: {manager} not found: make controller-manager-bin", file=sys.stderr)
+        return 2
     folder = Path(tempfile.mkdtemp(prefix="kop-controller-oracle-"))
     started = time.monotonic()
     try:
@@ -595,12 +887,16 @@ def main():
             t0 = time.monotonic()
             sub = folder / f"net-{len(list(folder.iterdir()))}"
             sub.mkdir()
+            # The pods first: kube-controller-manager, started at the first workload, stays, as do their Nodes.
+            members.sort(key=lambda m: workload(m[1]))
             with ControlPlane() as cp:
-                player = CasePlayer(cp, sub, binary, network, args.wait)
+                player = CasePlayer(cp, sub, binary, network, args.wait,
+                                    manager if any(workload(c) for _, c in members) else None)
                 try:
                     for path, case in members:
                         try:
-                            result = player.play(case)
+                            result = player.play_workload(case) if workload(case) else \
+                                player.play_ippool(case) if kind_of(case) == "IPPool" else player.play(case)
                         except (RuntimeError, Refused) as e:
                             result = {"asked": False, "why": f"not reproducible here: {e}"}
                         cases.append((path, case, result))

@@ -23,13 +23,17 @@ Cases of --shared (the public set, read in place) are the copies in
 tests/conformance when their content is the same; a shared case without a
 recorded copy is counted as unrecorded.
 
-The allocator column: a case about a Pod also carries `controller`, what
-kube-ovn-controller itself did with the same request over the same cluster
-(`make controller-oracle`, e2e/controller_oracle.py): allocated, refused,
-waiting or double (an address with a second holder). A case the policy admits
-agrees when the controller allocated it with no second holder; a case the
-policy refuses agrees when the controller refused it, left it waiting or gave
-an address a second holder. Otherwise the case differs as documented when
+The allocator column: a case about a Pod or a workload also carries
+`controller`, what kube-ovn-controller itself did with the same request over
+the same cluster (`make controller-oracle`, e2e/controller_oracle.py):
+allocated, refused, waiting or double (an address with a second holder); for
+a workload, the worst of its pods' (kube-controller-manager made them), each
+in `pods`. A case the policy admits agrees when the controller allocated it
+(every pod) with no second holder; a case the policy refuses agrees when the
+controller refused it (one pod is enough), left it waiting or gave an
+address a second holder. An IPPool case's: `ready` (the controller's IPAM
+took it) agrees with an admission, `failed` (its Ready condition False, the
+error) or `waiting` with a refusal. Otherwise the case differs as documented when
 docs/fidelity.md lists the case itself (a known finding), or `upstream` and
 kube-ovn-webhook gave the very same answer (§1 keeps upstream's), or
 the item (`contract`, else `difference`) by which the policy departs from
@@ -60,7 +64,9 @@ ALLOCATOR_BEGIN, ALLOCATOR_END = "<!-- allocator:begin -->", "<!-- allocator:end
 # What the controller did that counts as not giving the pod an address cleanly.
 NOT_ALLOCATED = ("refused", "waiting", "double")
 # The kinds whose cases the allocator judges: pods, and the workloads that make them.
-ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
+ALLOCATED_KINDS = ("Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "IPPool")
+# An IPPool's: the controller's IPAM took it (`ready`), or not (`failed`, its condition; `waiting`).
+POOL_OUTCOMES = {"ready": True, "failed": False, "waiting": False}
 ITEM = re.compile(r"^(I\d+|§\d+)$")
 # What a case adds to its copy of a shared case: the recorded answers (upstream's, the
 # controller's), and the item it differs by.
@@ -189,7 +195,7 @@ def judge_allocator(answers, items):
         case = json.loads(path.read_text())
         kind = ((case.get("request") or {}).get("kind") or {}).get("kind")
         if kind not in ALLOCATED_KINDS:
-            continue  # the controller allocates for pods only
+            continue  # the controller allocates for pods (and takes IPPools) only
         record = case.get("controller")
         item = case.get("contract") if ITEM.match(str(case.get("contract"))) else case.get("difference") or "upstream"
         admitted = bool(line["allowed"])
@@ -202,9 +208,13 @@ def judge_allocator(answers, items):
                             "run make controller-oracle")
         else:
             entry["controller"] = record.get("outcome")
-            entry["detail"] = record.get("event") or record.get("second_holder") or json.dumps(record.get("nics"))
+            entry["detail"] = record.get("event") or record.get("second_holder") or record.get("condition") or (
+                "; ".join(record["pods"]) if "pods" in record else json.dumps(record.get("available"))
+                if "available" in record else json.dumps(record.get("nics")))
             outcome = record.get("outcome")
-            if outcome in ("allocated", *NOT_ALLOCATED) and (outcome == "allocated") == admitted:
+            taken = POOL_OUTCOMES.get(outcome) if kind == "IPPool" else \
+                {"allocated": True, **{o: False for o in NOT_ALLOCATED}}.get(outcome)
+            if taken is not None and taken == admitted:
                 entry["status"] = "agree"
             else:
                 entry["why"] = explanation(path.stem, item, answer_of(line), case, items)

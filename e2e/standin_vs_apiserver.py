@@ -395,7 +395,7 @@ class CaseRun:
         plurals = {row[2] for row in KIND_ROWS.values()}
         self.compare_get("discovery", "/version", real, stand)
         self.compare_get("discovery", "/api", real, stand)
-        for path in ("/apis", "/api/v1", "/apis/kubeovn.io/v1"):
+        for path in ("/apis", "/api/v1", "/apis/kubeovn.io/v1", "/apis/k8s.cni.cncf.io/v1"):
             rs, rm, rb = real.get(path)
             ss, sm, sb = stand.get(path)
             out = [] if (rs, rm) == (ss, sm) else [f"{rs} {rm} (real) vs {ss} {sm} (stand-in)"]

@@ -29,8 +29,11 @@ Tests, each with exact expectations:
   testhost's bench-data write for the same kind of objects, printed.
 
 - sequences (issue 38, part 3): generated steps from a fixed seed (static,
-  pool, attachment and reserved-pool pods in two namespaces, deletes, and
-  attachments hot-plugged into running pods by a Pod UPDATE), each asked of
+  pool, attachment and reserved-pool pods in two namespaces, deletes,
+  attachments hot-plugged into running pods by a Pod UPDATE, StatefulSet
+  pods by ordinal and their restarts, a KubeVirt launcher pod, its
+  migration targets, and pods writing the migration annotation themselves),
+  each asked of
   deploy/'s webhooks as a dry run (the policy's decision), then made for
   real as kube-ovn-controller's ServiceAccount, which deploy/ exempts, and
   the controller's outcome read (allocated, refused with its Warning event,
@@ -95,6 +98,9 @@ LAG_NAMESPACE = "kube-ovn-lag"
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
 ATTACH_PROVIDER = "attachnet.default.ovn"
 SEQ_TEAM = "team-seq"
+STS_POOL = "10.16.4.10,10.16.4.11,10.16.4.12"
+VM_ADDRESS = "10.16.5.10"
+MIGRATION_JOB = "kubevirt.io/migrationJobName"
 # The Warning events kube-ovn-controller records when it does not give a pod its network (pod.go).
 REFUSALS = ("AcquireAddressFailed", "PodNetworkAllocationFailed", "PodNetworkUpdateFailed",
             "ValidatePodNetworkFailed", "CreateOVNPortFailed")
@@ -474,17 +480,64 @@ class KubeOvnSuite(Suite):
         import random
         from replay import outcome
         rng = random.Random(self.args.seed)
-        self.sequence_setup()
+        sts_uid = self.sequence_setup()
         live, tally, unexplained = [], {}, []
+        sts_pods, vm_live = set(), False
         for step in range(self.args.steps):
-            action = rng.choice(["static", "static", "pool", "attach", "reserved", "delete", "hotplug"])
+            action = rng.choice(["static", "static", "pool", "attach", "reserved", "delete", "hotplug",
+                                 "sts", "sts-restart", "vm", "migrate", "fake-migrate"])
             ns = rng.choice(["default", SEQ_TEAM])
             name = f"seq-{step}"
-            if action == "delete" and live:
+            if action in ("sts", "sts-restart", "vm", "migrate", "fake-migrate"):
+                ns = "default"
+                owners = None
+                if action == "sts-restart":
+                    if not sts_pods:
+                        continue
+                    # A StatefulSet pod deleted and made again: the controller keeps its address
+                    # while the StatefulSet wants the ordinal (isStatefulSetPodToDel).
+                    name = rng.choice(sorted(sts_pods))
+                    self.api.request("DELETE", f"/api/v1/namespaces/default/pods/{name}",
+                                     params={"gracePeriodSeconds": "0"})
+                    self.gone("default", name)
+                    action = "sts"
+                elif action == "sts":
+                    free = [k for k in range(3) if f"db-{k}" not in sts_pods]
+                    if not free:
+                        continue
+                    name = f"db-{rng.choice(free)}"
+                if action == "sts":
+                    annotations = {"ovn.kubernetes.io/ip_pool": STS_POOL}
+                    owners = [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": sts_uid,
+                               "controller": True, "blockOwnerDeletion": True}]
+                elif action in ("vm", "migrate"):
+                    if (action == "vm") == vm_live:
+                        continue  # one launcher pod first; migration targets only while it runs
+                    name = "virt-launcher-vm-a-src" if action == "vm" else f"virt-launcher-vm-a-{step}"
+                    annotations = {IP_ADDRESS: VM_ADDRESS}
+                    if action == "migrate":
+                        annotations[MIGRATION_JOB] = f"kubevirt-migrate-vm-{step}"
+                    owners = [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "vm-a",
+                               "uid": "6a1f0c2e-1b7d-4f3e-9d43-2b1c8e5f7a10", "controller": True,
+                               "blockOwnerDeletion": True}]
+                else:  # anyone may write the migration annotation (I16)
+                    annotations = {IP_ADDRESS: VM_ADDRESS, MIGRATION_JOB: ""}
+                pod = self.pod(name, ns, annotations=annotations)
+                if owners:
+                    pod["metadata"]["ownerReferences"] = owners
+                path = f"/api/v1/namespaces/{ns}/pods"
+                dry = outcome(*self.api.request("POST", path, pod, params={"dryRun": "All"}))
+                real = outcome(*self.api.request("POST", path, pod, user=KUBE_OVN_SA))
+                what = f"{action} {ns}/{name} {json.dumps(annotations)}"
+                before, provider = set(), "ovn"
+                if real["allowed"] and action == "sts":
+                    sts_pods.add(name)
+                vm_live = vm_live or (real["allowed"] and action == "vm")
+            elif action == "delete" and live:
                 victim = live.pop(rng.randrange(len(live)))
                 self.delete_and_release(*victim)
                 continue
-            if action == "hotplug":
+            elif action == "hotplug":
                 # A pod the controller allocated, without an attachment yet.
                 candidates = [p for p in live if not p[2] and p[3]]
                 if not candidates:
@@ -504,6 +557,8 @@ class KubeOvnSuite(Suite):
                 what = f"{action} {pod_ns}/{pod_name} {address}"
                 provider = ATTACH_PROVIDER
                 name, ns = pod_name, pod_ns
+            elif action == "delete":
+                continue
             else:
                 annotations = self.sequence_annotations(action, rng)
                 pod = self.pod(name, ns, annotations=annotations)
@@ -519,7 +574,7 @@ class KubeOvnSuite(Suite):
                 unexplained.append(f"{what}: the API server refused it for the controller: {real['raw']}")
                 continue
             result = self.controller_outcome(ns, name, provider, before=before)
-            if action != "hotplug" and result["outcome"] == "allocated":
+            if action in ("static", "pool", "attach", "reserved") and result["outcome"] == "allocated":
                 live[-1] = (ns, name, action == "attach", True)
             verdict, why = judge(dry, result)
             tally[verdict] = tally.get(verdict, 0) + 1
@@ -579,6 +634,18 @@ class KubeOvnSuite(Suite):
             code, body, _ = self.api.request("POST", path, obj)
             if code not in (200, 201):
                 raise RuntimeError(f"sequences: {obj['kind']} {obj['metadata']['name']}: HTTP {code} {body}")
+        # A StatefulSet (no kube-controller-manager here: its pods are made by the test), so the
+        # controller allocates its pods by ordinal and keeps their addresses across restarts.
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"replicas": 3, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                        "template": {"metadata": {"labels": {"app": "db"},
+                                                  "annotations": {"ovn.kubernetes.io/ip_pool": STS_POOL}},
+                                     "spec": {"containers": [{"name": "db", "image": "nginx"}]}}}}
+        code, body, _ = self.api.request("POST", "/apis/apps/v1/namespaces/default/statefulsets", sts,
+                                         user=KUBE_OVN_SA)
+        if code not in (200, 201):
+            raise RuntimeError(f"sequences: StatefulSet db: HTTP {code} {body}")
+        sts_uid = body["metadata"]["uid"]
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:  # the controller's logical switch for attach-net
             code, subnet, _ = self.api.request("GET", "/apis/kubeovn.io/v1/subnets/attach-net")
@@ -586,6 +653,16 @@ class KubeOvnSuite(Suite):
             if code == 200 and ready and ready[0].get("status") == "True":
                 break
             time.sleep(0.2)
+        self.settle()
+        return sts_uid
+
+    def gone(self, ns, name, timeout=10):
+        """Until the pod is no longer stored."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.api.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")[0] == 404:
+                break
+            time.sleep(0.1)
         self.settle()
 
     def sequence_annotations(self, action, rng):

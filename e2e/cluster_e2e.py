@@ -652,6 +652,15 @@ def not_replayable(case):
     return None
 
 
+def report(suite, what, started):
+    """A suite's notes, its duration and its last line `N passed, N failed`; the exit status."""
+    for note in suite.notes if suite else []:
+        print(f"# {note}")
+    print(f"# {what}, {time.monotonic() - started:.0f} s in all")
+    print(f"{suite.passed} passed, {suite.failed} failed")
+    return 1 if suite.failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
@@ -699,11 +708,7 @@ def main():
             suite.server.stop()
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {Path(args.server).name}, {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed} passed, {suite.failed} failed")
-    return 1 if suite.failed else 0
+    return report(suite, Path(args.server).name, started)
 
 
 if __name__ == "__main__":

@@ -933,11 +933,7 @@ def main():
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {Path(args.server).name}, kube-ovn-controller, {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed} passed, {suite.failed} failed")
-    return 1 if suite.failed else 0
+    return cluster_e2e.report(suite, f"{Path(args.server).name}, kube-ovn-controller", started)
 
 
 if __name__ == "__main__":

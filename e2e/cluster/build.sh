@@ -16,30 +16,15 @@ out="${CLUSTER_BIN_DIR:-$root/target/cluster/bin}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 [ -x "$GO" ] || { echo "build.sh: go not found (PATH or /usr/local/go/bin/go)" >&2; exit 1; }
 
-KUBE_VERSION=v1.36.3
-# The release's date (the Go module proxy's time for k8s.io/kubernetes
-# v1.36.3), so that the same inputs give the same binaries.
-BUILD_DATE=2026-07-22T18:07:38Z
+. "$here/kube-version.sh"
 
 stamp="$out/.build-stamp"
-want="$(cd "$here" && cat go.mod go.sum build.sh etcd/main.go | sha256sum | cut -d' ' -f1) $("$GO" env GOVERSION)"
+want="$(cd "$here" && cat go.mod go.sum build.sh kube-version.sh etcd/main.go | sha256sum | cut -d' ' -f1) $("$GO" env GOVERSION)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
   && [ -x "$out/kube-apiserver" ] && [ -x "$out/kubectl" ] && [ -x "$out/etcd" ]; then
   echo "cluster binaries are up to date in $out"
   exit 0
 fi
-
-major="${KUBE_VERSION#v}"; major="${major%%.*}"
-minor="${KUBE_VERSION#v*.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  ldflags+=" -X '$pkg.gitVersion=$KUBE_VERSION'"
-  ldflags+=" -X '$pkg.gitMajor=$major' -X '$pkg.gitMinor=$minor'"
-  ldflags+=" -X '$pkg.buildDate=$BUILD_DATE'"
-  # The module proxy does not tell the release's commit: leave it empty
-  # rather than the source's "$Format:%H$" placeholder.
-  ldflags+=" -X '$pkg.gitCommit=' -X '$pkg.gitTreeState=clean'"
-done
 
 start=$(date +%s)
 mkdir -p "$out"

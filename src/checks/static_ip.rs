@@ -52,26 +52,9 @@ pub fn admit_pod(
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    let only = match request.operation {
-        Operation::Create => None,
-        Operation::Update => {
-            let pod: Pod = request.object()?;
-            // An old object that does not decode: every NIC not yet allocated.
-            let old = request.old_object_if_any::<Pod>().ok().flatten();
-            let namespace = if request.namespace.is_empty() {
-                &pod.metadata.namespace
-            } else {
-                &request.namespace
-            };
-            refuse_crashing_selections(&pod.metadata.annotations, namespace, cluster)?;
-            let changed = changed_nics(&pod, old.as_ref(), namespace);
-            if changed.is_empty() {
-                return Ok(());
-            }
-            Some(changed)
-        }
-        _ => return Ok(()),
-    };
+    if !matches!(request.operation, Operation::Create | Operation::Update) {
+        return Ok(());
+    }
     let pod: Pod = request.object()?;
     let meta = &pod.metadata;
     let name = if meta.name.is_empty() {
@@ -84,9 +67,18 @@ pub fn admit_pod(
     } else {
         &request.namespace
     };
-    if only.is_none() {
-        refuse_crashing_selections(&meta.annotations, namespace, cluster)?;
-    }
+    refuse_crashing_selections(&meta.annotations, namespace, cluster)?;
+    let only = if request.operation == Operation::Update {
+        // An old object that does not decode: every NIC not yet allocated.
+        let old = request.old_object_if_any::<Pod>().ok().flatten();
+        let changed = changed_nics(&pod, old.as_ref(), namespace);
+        if changed.is_empty() {
+            return Ok(());
+        }
+        Some(changed)
+    } else {
+        None
+    };
     let controller = pod_workload(&meta.owner_references);
     let statefulset = statefulset_pod(name, &meta.owner_references);
     let claim = Claim {

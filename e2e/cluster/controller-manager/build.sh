@@ -16,25 +16,14 @@ out="${CLUSTER_BIN_DIR:-$root/target/cluster/bin}"
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 [ -x "$GO" ] || { echo "build.sh: go not found (PATH or /usr/local/go/bin/go)" >&2; exit 1; }
 
-KUBE_VERSION=v1.36.3
-BUILD_DATE=2026-07-22T18:07:38Z
+. "$here/../kube-version.sh"
 
 stamp="$out/.build-stamp-controller-manager"
-want="$(cd "$here" && cat go.mod go.sum build.sh | sha256sum | cut -d' ' -f1) $("$GO" env GOVERSION)"
+want="$(cd "$here" && cat go.mod go.sum build.sh ../kube-version.sh | sha256sum | cut -d' ' -f1) $("$GO" env GOVERSION)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$out/kube-controller-manager" ]; then
   echo "kube-controller-manager is up to date in $out"
   exit 0
 fi
-
-major="${KUBE_VERSION#v}"; major="${major%%.*}"
-minor="${KUBE_VERSION#v*.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  ldflags+=" -X '$pkg.gitVersion=$KUBE_VERSION'"
-  ldflags+=" -X '$pkg.gitMajor=$major' -X '$pkg.gitMinor=$minor'"
-  ldflags+=" -X '$pkg.buildDate=$BUILD_DATE'"
-  ldflags+=" -X '$pkg.gitCommit=' -X '$pkg.gitTreeState=clean'"
-done
 
 start=$(date +%s)
 mkdir -p "$out"

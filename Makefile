@@ -74,6 +74,12 @@ EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
 SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 
+# Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
+ifneq ($(KUBEWARDEN_BIN),)
+export PATH := $(abspath $(KUBEWARDEN_BIN)):$(PATH)
+endif
+found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
+
 .PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
@@ -107,13 +113,20 @@ policy.wasm: $(SOURCES)
 	fi
 	@echo "policy.wasm: $$(wc -c < policy.wasm) bytes"
 
-# As `kwctl run --allow-context-aware -r test_data/$(EXAMPLE).json
-# --replay-host-capabilities-interactions test_data/session_$(EXAMPLE).yml`,
-# in this repository's waPC host.
+# test_data/$(EXAMPLE).json with its recorded host calls: in the real
+# `kwctl run` where kwctl is on PATH, else in this repository's waPC host
+# (kop-run, which takes kwctl's flags). kwctl's log: target/kwctl-run.log.
+EXAMPLE_FLAGS = -r test_data/$(EXAMPLE).json \
+	--replay-host-capabilities-interactions test_data/session_$(EXAMPLE).yml
 run-example: policy.wasm
-	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-run -- policy.wasm \
-		-r test_data/$(EXAMPLE).json \
-		--replay-host-capabilities-interactions test_data/session_$(EXAMPLE).yml
+ifneq ($(call found,kwctl),)
+	@$(MAKE) --no-print-directory annotated-policy.wasm >/dev/null
+	@mkdir -p target
+	kwctl run --allow-context-aware $(EXAMPLE_FLAGS) annotated-policy.wasm 2>target/kwctl-run.log \
+		|| { cat target/kwctl-run.log; exit 1; }
+else
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-run -- policy.wasm $(EXAMPLE_FLAGS)
+endif
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -220,11 +233,6 @@ oracle-generated: policy.wasm cluster-bin
 		--answers target/generated-answers.jsonl policy.wasm target/generated > /dev/null || true; \
 	python3 scripts/fidelity.py target/generated-answers.jsonl --generated target/oracle-disagreements
 
-# Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
-ifneq ($(KUBEWARDEN_BIN),)
-export PATH := $(abspath $(KUBEWARDEN_BIN)):$(PATH)
-endif
-found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 # $(call guard,<test>,<programs>): run target <test>-run when every program
 # is found, else print one SKIPPED: line naming the first one missing. Only
 # Kubewarden's programs and kube-ovn-controller, which no registry serves, are

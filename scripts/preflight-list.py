@@ -14,7 +14,7 @@ against the same table, and scripts/test-preflight.py runs the script
 against that RBAC, so the list, the RBAC and the lookups cannot disagree.
 
 The list is written between marker lines into scripts/preflight.sh (as
-`check` calls), README.md and docs/operations.md (as `kubectl auth can-i`
+`check` calls) and docs/operations.md (as `kubectl auth can-i`
 commands). Without --update, exits 1 naming each block that differs.
 """
 
@@ -99,7 +99,6 @@ def blocks(validate):
     )
     return {
         "scripts/preflight.sh": (f"# {BEGIN}\n", script, f"# {END}\n"),
-        "README.md": (f"<!-- {BEGIN} -->\n```sh\n", by_hand, f"```\n<!-- {END} -->\n"),
         "docs/operations.md": (f"<!-- {BEGIN} -->\n```sh\n", by_hand, f"```\n<!-- {END} -->\n"),
     }
 

@@ -2,7 +2,7 @@
 # Preflight: may kube-ovn-policy's policy-server make each of its lookups,
 # and may Kubewarden's audit scanner list what it replays? Run as a cluster
 # admin (kubectl impersonates the ServiceAccounts) after
-# `kubectl apply -f deploy/rbac.yaml`, before creating the policies.
+# `kubectl apply -k deploy/`.
 #
 #   scripts/preflight.sh [KUBEWARDEN_NAMESPACE]      (default: kubewarden)
 #
@@ -23,7 +23,7 @@ check() { # expected verb resource [kubectl flags...]
 }
 
 # The lookups' grants and the audit scanner's (scripts/preflight-list.py,
-# from kinds.json and deploy/rbac.yaml; README.md and docs/operations.md show
+# from kinds.json and deploy/rbac.yaml; docs/operations.md shows
 # the same list).
 # preflight-list.py writes the lines below
 for r in ips.kubeovn.io vpcs.kubeovn.io iptables-eips.kubeovn.io; do

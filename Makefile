@@ -240,7 +240,7 @@ oracle-generated: policy.wasm cluster-bin
 guard = $(if $(strip $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))), \
 	@echo "SKIPPED: $(1): $(firstword $(foreach p,$(2),$(if $(call found,$(p)),,$(p)))) not found", \
 	@$(MAKE) --no-print-directory $(1)-run)
-KWCTL_MISSING := kwctl not found: Kubewarden publishes it with each release (docs/development.md)
+KWCTL_MISSING := kwctl not found: Kubewarden publishes it with each release (docs/testing.md)
 KWCTL_SESSIONS := target/kwctl-sessions
 
 annotated-policy.wasm: policy.wasm metadata.yml README.md

@@ -3,7 +3,7 @@
 
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
-use crate::checks::subnet_address::{self, Claim};
+use crate::checks::subnet_address::{self, Addresses};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Ip;
 
@@ -25,14 +25,14 @@ pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial>
 pub fn validate_create(ip: &Ip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &ip.spec;
     let name = ip.metadata.name.as_str();
-    let claim = Claim {
+    let addresses = Addresses {
         subnet: &spec.subnet,
         v4: &spec.v4_ip_address,
         v6: &spec.v6_ip_address,
         upper_case_v6: &|| format!("ip {name} v6 ip address can not contain upper case"),
         v6_word: "ip",
     };
-    subnet_address::check(&claim, cluster).map_err(Denial::bad_request)?;
+    subnet_address::check(&addresses, cluster).map_err(Denial::bad_request)?;
     if !matches!(
         spec.pod_type.as_str(),
         "" | "VirtualMachine" | "StatefulSet"

@@ -98,7 +98,7 @@ fn pod_named(
         })
         .collect();
     let statefulset = statefulset_pod(name, &owners);
-    let request = Claim {
+    let claim = Claim {
         annotations: &annotations,
         namespace: "default",
         owner_name: name,
@@ -107,7 +107,7 @@ fn pod_named(
             statefulset,
         },
     };
-    validate(&request, &Settings::default(), cluster)
+    validate(&claim, &Settings::default(), cluster)
 }
 
 fn workload(
@@ -121,13 +121,13 @@ fn workload(
         kind,
         name: name.into(),
     };
-    let request = Claim {
+    let claim = Claim {
         annotations: &annotations,
         namespace: "default",
         owner_name: name,
         subject: Subject::Workload(w),
     };
-    validate(&request, &Settings::default(), cluster)
+    validate(&claim, &Settings::default(), cluster)
 }
 
 fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {

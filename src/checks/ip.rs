@@ -73,17 +73,12 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, ip, subnet};
     use serde_json::{Value, json};
-
-    fn ip(spec: Value) -> Ip {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
-            .expect("ip")
-    }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet("v6", "fd00:16::/112")],
+            subnets: vec![subnet("v6", json!({"cidrBlock": "fd00:16::/112"}))],
             ..FakeCluster::default()
         }
     }
@@ -123,7 +118,7 @@ mod tests {
         ];
         for (spec, want) in cases {
             assert_eq!(
-                validate_create(&ip(spec.clone()), &cluster()),
+                validate_create(&ip("web-0.default", spec.clone()), &cluster()),
                 want.map_err(Denial::bad_request),
                 "{spec}"
             );
@@ -133,12 +128,13 @@ mod tests {
     #[test]
     fn update_keeps_every_field_that_was_set() {
         let old = ip(
+            "web-0.default",
             json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"}),
         );
         let changed = |field: &str, value: &str| {
             let mut spec = json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"});
             spec[field] = json!(value);
-            ip(spec)
+            ip("web-0.default", spec)
         };
         assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
         // A field that was empty may be filled in.

@@ -56,21 +56,18 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "vip-a"}, "spec": spec, "status": {"mac": mac}}),
-        )
-        .expect("vip")
+        object("vip-a", json!({"spec": spec, "status": {"mac": mac}}))
     }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet(
+            subnets: vec![subnet(
                 "dual",
-                "10.98.0.0/24,fd00:98::/120",
+                json!({"cidrBlock": "10.98.0.0/24,fd00:98::/120"}),
             )],
             ..FakeCluster::default()
         }

@@ -345,37 +345,30 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 mod tests {
     use super::*;
     use crate::checks::nat::gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, config_map, object, subnet};
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": status}),
-        )
-        .expect("eip")
+        object("eip-a", json!({"spec": spec, "status": status}))
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": spec}))
-            .expect("rule")
+        object(name, json!({"spec": spec}))
     }
 
     fn cluster() -> FakeCluster {
-        let cm = |name: &str, data: Value| {
-            (
-                CONFIG_NAMESPACE.to_string(),
-                crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "data": data}))
-                    .expect("cm"),
-            )
-        };
         FakeCluster {
             config_maps: vec![
-                cm(NAT_CONFIG, json!({"image": "nat:v1"})),
-                cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
+                config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": "nat:v1"})),
+                config_map(
+                    CONFIG_NAMESPACE,
+                    NAT_GW_CONFIG,
+                    json!({"enable-vpc-nat-gw": "true"}),
+                ),
             ],
-            subnets: vec![crate::k8s::fake::subnet(
+            subnets: vec![subnet(
                 "ovn-vpc-external-network",
-                "10.5.204.0/24,fd00:5::/120",
+                json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
             )],
             eips: vec![eip(
                 json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}),

@@ -232,14 +232,14 @@ pub fn validate_rule_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet(
+            subnets: vec![subnet(
                 "ovn-vpc-external-network",
-                "10.5.204.0/24,fd00:5::/120",
+                json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
             )],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
@@ -247,19 +247,13 @@ mod tests {
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
-        )
-        .expect("rule")
+        object("r", json!({"spec": spec, "status": {"ready": ready}}))
     }
 
     #[test]
     fn eip_checks() {
         let eip = |spec: Value, ready: bool| -> OvnEip {
-            crate::k8s::fake::from_value(
-                json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
-            )
-            .expect("eip")
+            object("eip-a", json!({"spec": spec, "status": {"ready": ready}}))
         };
         let cases: &[(Value, Result<(), &str>)] = &[
             (json!({"v4Ip": "10.5.204.3", "v6Ip": "fd00:5::3"}), Ok(())),

@@ -203,6 +203,22 @@ pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> 
     }
 }
 
+/// The ConfigMaps that turn VPC NAT gateways on (image `nat:v1`), as the
+/// NAT kinds' tests keep them in their cluster.
+#[cfg(test)]
+pub fn enabled_config_maps() -> Vec<(String, ConfigMap)> {
+    use crate::k8s::fake::config_map;
+    use serde_json::json;
+    vec![
+        config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": "nat:v1"})),
+        config_map(
+            CONFIG_NAMESPACE,
+            NAT_GW_CONFIG,
+            json!({"enable-vpc-nat-gw": "true"}),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,14 +227,7 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            config_maps: vec![
-                config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": "nat:v1"})),
-                config_map(
-                    CONFIG_NAMESPACE,
-                    NAT_GW_CONFIG,
-                    json!({"enable-vpc-nat-gw": "true"}),
-                ),
-            ],
+            config_maps: enabled_config_maps(),
             vpcs: vec![object("vpc-a", json!({"spec": {"enableBfd": false}}))],
             subnets: vec![subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"}))],
             existing: vec![(&kinds::QOS_POLICY, "qos-a".to_string())],

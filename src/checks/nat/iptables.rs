@@ -344,8 +344,8 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::nat::gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
-    use crate::k8s::fake::{FakeCluster, config_map, object, subnet};
+    use crate::checks::nat::gateway::enabled_config_maps;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
@@ -358,14 +358,7 @@ mod tests {
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            config_maps: vec![
-                config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": "nat:v1"})),
-                config_map(
-                    CONFIG_NAMESPACE,
-                    NAT_GW_CONFIG,
-                    json!({"enable-vpc-nat-gw": "true"}),
-                ),
-            ],
+            config_maps: enabled_config_maps(),
             subnets: vec![subnet(
                 "ovn-vpc-external-network",
                 json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),

@@ -58,6 +58,34 @@ fn pod_named(
     cluster: &FakeCluster,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
+    validate(
+        &pod_claim(name, &annotations, controller),
+        &Settings::default(),
+        cluster,
+    )
+}
+
+fn workload(
+    kind: WorkloadKind,
+    name: &str,
+    pairs: &[(&str, &str)],
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    validate(
+        &workload_claim(kind, name, &annotations),
+        &Settings::default(),
+        cluster,
+    )
+}
+
+/// The claim of a pod named `name` in `default`, a StatefulSet's when its
+/// controller and name say so (I13).
+fn pod_claim<'a>(
+    name: &'a str,
+    annotations: &'a BTreeMap<String, String>,
+    controller: Option<Workload>,
+) -> Claim<'a> {
     let owners: Vec<OwnerReference> = controller
         .iter()
         .filter(|w| w.kind == WorkloadKind::StatefulSet)
@@ -68,37 +96,32 @@ fn pod_named(
             controller: true,
         })
         .collect();
-    let statefulset = statefulset_pod(name, &owners);
-    let claim = Claim {
-        annotations: &annotations,
+    Claim {
+        annotations,
         namespace: "default",
         owner_name: name,
         subject: Subject::Pod {
+            statefulset: statefulset_pod(name, &owners),
             controller,
-            statefulset,
         },
-    };
-    validate(&claim, &Settings::default(), cluster)
+    }
 }
 
-fn workload(
+/// The claim of a workload named `name` in `default`.
+fn workload_claim<'a>(
     kind: WorkloadKind,
-    name: &str,
-    pairs: &[(&str, &str)],
-    cluster: &FakeCluster,
-) -> Result<(), Denial> {
-    let annotations = annotations(pairs);
-    let w = Workload {
-        kind,
-        name: name.into(),
-    };
-    let claim = Claim {
-        annotations: &annotations,
+    name: &'a str,
+    annotations: &'a BTreeMap<String, String>,
+) -> Claim<'a> {
+    Claim {
+        annotations,
         namespace: "default",
         owner_name: name,
-        subject: Subject::Workload(w),
-    };
-    validate(&claim, &Settings::default(), cluster)
+        subject: Subject::Workload(Workload {
+            kind,
+            name: name.into(),
+        }),
+    }
 }
 
 fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
@@ -998,25 +1021,7 @@ fn judged(
 ) -> (Result<(), Denial>, Vec<String>) {
     cluster.lookups.borrow_mut().clear();
     let annotations = annotations(pairs);
-    let owners: Vec<OwnerReference> = controller
-        .iter()
-        .filter(|w| w.kind == WorkloadKind::StatefulSet)
-        .map(|w| OwnerReference {
-            api_version: "apps/v1".into(),
-            kind: "StatefulSet".into(),
-            name: w.name.clone(),
-            controller: true,
-        })
-        .collect();
-    let claim = Claim {
-        annotations: &annotations,
-        namespace: "default",
-        owner_name: name,
-        subject: Subject::Pod {
-            statefulset: statefulset_pod(name, &owners),
-            controller,
-        },
-    };
+    let claim = pod_claim(name, &annotations, controller);
     let decision = validate(&claim, settings, cluster);
     (decision, cluster.lookups.take())
 }
@@ -1381,12 +1386,7 @@ mod record_properties {
             prop_assert_eq!(with, without, "{} {:?}", value, ips);
             let on = workload(WorkloadKind::StatefulSet, "web", &pairs, &c);
             let written = annotations(&pairs);
-            let claim = Claim {
-                annotations: &written,
-                namespace: "default",
-                owner_name: "web",
-                subject: Subject::Workload(Workload { kind: WorkloadKind::StatefulSet, name: "web".into() }),
-            };
+            let claim = workload_claim(WorkloadKind::StatefulSet, "web", &written);
             prop_assert_eq!(on, validate(&claim, &off, &c));
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
-use crate::checks::subnet_address::{self, Claim};
+use crate::checks::subnet_address::{self, Addresses};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Ip;
 
@@ -25,14 +25,14 @@ pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial>
 pub fn validate_create(ip: &Ip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &ip.spec;
     let name = ip.metadata.name.as_str();
-    let claim = Claim {
+    let addresses = Addresses {
         subnet: &spec.subnet,
         v4: &spec.v4_ip_address,
         v6: &spec.v6_ip_address,
         upper_case_v6: &|| format!("ip {name} v6 ip address can not contain upper case"),
         v6_word: "ip",
     };
-    subnet_address::check(&claim, cluster).map_err(Denial::bad_request)?;
+    subnet_address::check(&addresses, cluster).map_err(Denial::bad_request)?;
     if !matches!(
         spec.pod_type.as_str(),
         "" | "VirtualMachine" | "StatefulSet"
@@ -73,17 +73,12 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, ip, subnet};
     use serde_json::{Value, json};
-
-    fn ip(spec: Value) -> Ip {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": "web-0.default"}, "spec": spec}))
-            .expect("ip")
-    }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet("v6", "fd00:16::/112")],
+            subnets: vec![subnet("v6", json!({"cidrBlock": "fd00:16::/112"}))],
             ..FakeCluster::default()
         }
     }
@@ -123,7 +118,7 @@ mod tests {
         ];
         for (spec, want) in cases {
             assert_eq!(
-                validate_create(&ip(spec.clone()), &cluster()),
+                validate_create(&ip("web-0.default", spec.clone()), &cluster()),
                 want.map_err(Denial::bad_request),
                 "{spec}"
             );
@@ -133,12 +128,13 @@ mod tests {
     #[test]
     fn update_keeps_every_field_that_was_set() {
         let old = ip(
+            "web-0.default",
             json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"}),
         );
         let changed = |field: &str, value: &str| {
             let mut spec = json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"});
             spec[field] = json!(value);
-            ip(spec)
+            ip("web-0.default", spec)
         };
         assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
         // A field that was empty may be filled in.

@@ -8,8 +8,8 @@ use crate::k8s::kinds;
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::kubeovn_util::{cidr_contain_ip, contains_uppercase};
 
-/// An object's claim on addresses of a Subnet, and the words its messages use.
-pub struct Claim<'a> {
+/// The addresses an object asks for in a Subnet, and the words its messages use.
+pub struct Addresses<'a> {
     /// `spec.subnet`
     pub subnet: &'a str,
     /// The IPv4 address, or empty.
@@ -22,40 +22,40 @@ pub struct Claim<'a> {
     pub v6_word: &'a str,
 }
 
-/// Checks a claim in upstream's order; `Err` is the message (upstream
+/// Checks the addresses in upstream's order; `Err` is the message (upstream
 /// answers every failure here with `Errored(400)`).
-pub fn check(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<(), String> {
-    if claim.subnet.is_empty() {
+pub fn check(addresses: &Addresses<'_>, cluster: &dyn Cluster) -> Result<(), String> {
+    if addresses.subnet.is_empty() {
         return Err("subnet parameter cannot be empty".to_string());
     }
     let subnet = cluster
-        .subnet(claim.subnet)
+        .subnet(addresses.subnet)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| kinds::SUBNET.not_found(claim.subnet))?;
+        .ok_or_else(|| kinds::SUBNET.not_found(addresses.subnet))?;
     let cidr = subnet.spec.cidr_block.as_str();
     let name = subnet.metadata.name.as_str();
-    if !claim.v4.is_empty() {
-        if parse_ip(claim.v4).is_none() {
-            return Err(format!("{} is not a valid ip", claim.v4));
+    if !addresses.v4.is_empty() {
+        if parse_ip(addresses.v4).is_none() {
+            return Err(format!("{} is not a valid ip", addresses.v4));
         }
-        if !cidr_contain_ip(cidr, claim.v4) {
+        if !cidr_contain_ip(cidr, addresses.v4) {
             return Err(format!(
                 "the V4ip {} is not in the range of subnet {name}, cidr {cidr}",
-                claim.v4
+                addresses.v4
             ));
         }
     }
-    if !claim.v6.is_empty() {
-        if contains_uppercase(claim.v6) {
-            return Err((claim.upper_case_v6)());
+    if !addresses.v6.is_empty() {
+        if contains_uppercase(addresses.v6) {
+            return Err((addresses.upper_case_v6)());
         }
-        if parse_ip(claim.v6).is_none() {
-            return Err(format!("{} is not a valid ip", claim.v6));
+        if parse_ip(addresses.v6).is_none() {
+            return Err(format!("{} is not a valid ip", addresses.v6));
         }
-        if !cidr_contain_ip(cidr, claim.v6) {
+        if !cidr_contain_ip(cidr, addresses.v6) {
             return Err(format!(
                 "the {} {} is not in the range of subnet {name}, cidr {cidr}",
-                claim.v6_word, claim.v6
+                addresses.v6_word, addresses.v6
             ));
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
-use crate::checks::subnet_address::{self, Claim};
+use crate::checks::subnet_address::{self, Addresses};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Vip;
 
@@ -24,7 +24,7 @@ pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial>
 pub fn validate_create(vip: &Vip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let name = vip.metadata.name.as_str();
     let spec = &vip.spec;
-    let claim = Claim {
+    let addresses = Addresses {
         subnet: &spec.subnet,
         v4: &spec.v4ip,
         v6: &spec.v6ip,
@@ -36,7 +36,7 @@ pub fn validate_create(vip: &Vip, cluster: &dyn Cluster) -> Result<(), Denial> {
         },
         v6_word: "vip",
     };
-    subnet_address::check(&claim, cluster).map_err(Denial::bad_request)
+    subnet_address::check(&addresses, cluster).map_err(Denial::bad_request)
 }
 
 /// A Vip UPDATE that changes the spec: refused once the Vip is assigned (it
@@ -56,21 +56,18 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "vip-a"}, "spec": spec, "status": {"mac": mac}}),
-        )
-        .expect("vip")
+        object("vip-a", json!({"spec": spec, "status": {"mac": mac}}))
     }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet(
+            subnets: vec![subnet(
                 "dual",
-                "10.98.0.0/24,fd00:98::/120",
+                json!({"cidrBlock": "10.98.0.0/24,fd00:98::/120"}),
             )],
             ..FakeCluster::default()
         }

@@ -112,7 +112,7 @@ pub fn validate_spec(spec: &VpcSpec) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, object};
     use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering, VpcReferrer};
     use serde_json::json;
 
@@ -211,17 +211,16 @@ mod tests {
     }
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}))
-            .expect("referrer")
+        object(
+            name,
+            json!({"spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}),
+        )
     }
 
     #[test]
     fn delete_is_refused_while_in_use() {
         let vpc = |subnets: serde_json::Value| -> Vpc {
-            crate::k8s::fake::from_value(
-                json!({"metadata": {"name": "vpc-a"}, "status": {"subnets": subnets}}),
-            )
-            .expect("vpc")
+            object("vpc-a", json!({"status": {"subnets": subnets}}))
         };
         let cluster = FakeCluster {
             vpc_referrers: vec![

@@ -1,27 +1,61 @@
-//! An in-memory cluster for tests of the checks, and `from_value` to
-//! build its objects with `serde_json::json!`.
+//! An in-memory cluster for tests of the checks, and the builders of its
+//! objects: every object a check's test needs is made here, from JSON, and
+//! decoded as the policy decodes it.
 
 use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, NetworkAttachmentDefinition,
-    Service, Subnet, Vpc, VpcReferrer,
+    ConfigMap, InUse, Ip, IpPool, IptablesEip, IptablesRule, Namespace,
+    NetworkAttachmentDefinition, Service, Subnet, Vpc, VpcReferrer,
 };
+use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::net::IpAddr;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
-pub fn from_value<T: for<'a> serde::Deserialize<'a>>(
-    value: serde_json::Value,
-) -> Result<T, decode::Error> {
+pub fn from_value<T: for<'a> serde::Deserialize<'a>>(value: Value) -> Result<T, decode::Error> {
     decode::from_str(&value.to_string())
 }
 
-/// A Subnet with a name and `spec.cidrBlock`, as the checks' tests need it.
-pub fn subnet(name: &str, cidr_block: &str) -> Subnet {
-    from_value(serde_json::json!({"metadata": {"name": name}, "spec": {"cidrBlock": cidr_block}}))
-        .expect("subnet")
+/// Any object named `name`, its other fields (`spec`, `status`, `data`)
+/// from `fields`: `object::<Vpc>("vpc-a", json!({"status": {"default": true}}))`.
+pub fn object<T: for<'a> serde::Deserialize<'a>>(name: &str, fields: Value) -> T {
+    let mut value = json!({"metadata": {"name": name}});
+    if let (Some(all), Value::Object(fields)) = (value.as_object_mut(), fields) {
+        all.extend(fields);
+    }
+    from_value(value).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A Subnet and its `spec`: `subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"}))`.
+pub fn subnet(name: &str, spec: Value) -> Subnet {
+    object(name, json!({ "spec": spec }))
+}
+
+/// An IP object and its `spec`:
+/// `ip("a.default", json!({"subnet": "net-a", "ipAddress": "10.0.1.5"}))`.
+pub fn ip(name: &str, spec: Value) -> Ip {
+    object(name, json!({ "spec": spec }))
+}
+
+/// An IPPool and its `spec`: `ippool("p", json!({"subnet": "s", "ips": ["10.0.1.5"]}))`.
+pub fn ippool(name: &str, spec: Value) -> IpPool {
+    object(name, json!({ "spec": spec }))
+}
+
+/// A ConfigMap in `namespace`, and its `data`, as [`FakeCluster::config_maps`] holds it.
+pub fn config_map(namespace: &str, name: &str, data: Value) -> (String, ConfigMap) {
+    (namespace.to_string(), object(name, json!({ "data": data })))
+}
+
+impl Subnet {
+    /// The same Subnet with the record of what is in use (I15) that its
+    /// by-name lookup reads from `status` (a JSON object's text).
+    pub fn with_in_use(mut self, status: &str) -> Self {
+        self.in_use = InUse::read(status);
+        self
+    }
 }
 
 /// Label pairs of a fake object.
@@ -101,9 +135,10 @@ impl Cluster for FakeCluster {
     fn ippool(&self, name: &str) -> Result<Option<IpPool>, LookupError> {
         // A pool known by its name alone has no subnet, addresses or namespaces.
         let named = || {
-            self.ippools.iter().any(|p| p == name).then(|| {
-                from_value(serde_json::json!({"metadata": {"name": name}})).expect("ippool")
-            })
+            self.ippools
+                .iter()
+                .any(|p| p == name)
+                .then(|| ippool(name, json!({})))
         };
         self.ippools().map(|all| {
             all.iter()

@@ -2,20 +2,8 @@
 //! (pkg/ipam/subnet.go:768 `AddOrUpdateIPPool` at 1533681d7a6b).
 
 use super::*;
-use crate::k8s::fake::{FakeCluster, from_value};
+use crate::k8s::fake::{FakeCluster, ippool, subnet};
 use serde_json::json;
-
-fn pool(name: &str, subnet: &str, ips: &[&str]) -> IpPool {
-    from_value(json!({"metadata": {"name": name}, "spec": {"subnet": subnet, "ips": ips}}))
-        .expect("pool")
-}
-
-fn subnet(name: &str, cidr: &str, exclude: &[&str]) -> Subnet {
-    from_value(
-        json!({"metadata": {"name": name}, "spec": {"cidrBlock": cidr, "excludeIps": exclude}}),
-    )
-    .expect("subnet")
-}
 
 const V4: &str = "10.16.0.0/16";
 const DUAL: &str = "10.16.0.0/16,fd00:10:16::/112";
@@ -24,9 +12,17 @@ const V6: &str = "fd00:10:16::/112";
 /// The decision for `ips` as pool `b` of subnet `s` (cidr `cidr`), with
 /// the other pools `(name, ips)` stored.
 fn decide_b(cidr: &str, others: &[(&str, &[&str])], ips: &[&str]) -> Verdict {
-    let s = subnet("s", cidr, &[]);
-    let pools: Vec<IpPool> = others.iter().map(|(n, ips)| pool(n, "s", ips)).collect();
-    decide("b", &pool("b", "s", ips), Some(&s), &pools)
+    let s = subnet("s", json!({"cidrBlock": cidr}));
+    let pools: Vec<IpPool> = others
+        .iter()
+        .map(|(n, ips)| ippool(n, json!({"subnet": "s", "ips": ips})))
+        .collect();
+    decide(
+        "b",
+        &ippool("b", json!({"subnet": "s", "ips": ips})),
+        Some(&s),
+        &pools,
+    )
 }
 
 /// Other pools: `(name, ips)`.
@@ -218,10 +214,15 @@ fn overlaps_in_the_subnets_families_name_the_first_pool() {
 
 #[test]
 fn pools_of_other_subnets_never_conflict() {
-    let s = subnet("s", V4, &[]);
-    let other = pool("a", "t", &["10.16.0.5"]);
+    let s = subnet("s", json!({"cidrBlock": V4}));
+    let other = ippool("a", json!({"subnet": "t", "ips": ["10.16.0.5"]}));
     assert_eq!(
-        decide("b", &pool("b", "s", &["10.16.0.5"]), Some(&s), &[other]),
+        decide(
+            "b",
+            &ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
+            Some(&s),
+            &[other]
+        ),
         Ok(vec![])
     );
 }
@@ -230,25 +231,23 @@ fn pools_of_other_subnets_never_conflict() {
 fn warnings_say_what_is_never_allocated() {
     let s = subnet(
         "s",
-        "10.16.0.0/24",
-        &[
+        json!({"cidrBlock": "10.16.0.0/24", "excludeIps": [
             "10.15.255.250..10.16.0.5",
             "10.16.0.0",
             "10.16.0.255",
             "10.16.1.9",
             "10.16.0.0/28",
             "10.16.0.100",
-        ],
+        ]}),
     );
-    let p = pool(
+    let p = ippool(
         "p",
-        "s",
-        &[
+        json!({"subnet": "s", "ips": [
             "10.16.0.0..10.16.0.10",
             "10.16.0.100",
             "10.16.0.250..10.16.1.3",
             "fd00::1",
-        ],
+        ]}),
     );
     assert_eq!(
         decide("p", &p, Some(&s), &[]),
@@ -261,11 +260,11 @@ fn warnings_say_what_is_never_allocated() {
         ])
     );
     // A subnet that does not exist yet: both families compared, one warning.
-    let a = pool("a", "later", &["fd00::5"]);
+    let a = ippool("a", json!({"subnet": "later", "ips": ["fd00::5"]}));
     assert_eq!(
         decide(
             "p",
-            &pool("p", "later", &["fd00::1..fd00::9"]),
+            &ippool("p", json!({"subnet": "later", "ips": ["fd00::1..fd00::9"]})),
             None,
             std::slice::from_ref(&a)
         ),
@@ -274,7 +273,12 @@ fn warnings_say_what_is_never_allocated() {
         ))
     );
     assert_eq!(
-        decide("p", &pool("p", "later", &["10.0.0.1"]), None, &[a]),
+        decide(
+            "p",
+            &ippool("p", json!({"subnet": "later", "ips": ["10.0.0.1"]})),
+            None,
+            &[a]
+        ),
         Ok(vec![
             "ippool p: subnet later does not exist yet".to_string()
         ])
@@ -283,10 +287,18 @@ fn warnings_say_what_is_never_allocated() {
 
 #[test]
 fn huge_blocks_and_lists_stay_cheap() {
-    let s = subnet("s", "10.0.0.0/8,fd00::/64", &[]);
-    let others = [pool("a", "s", &["fd00::/64", "10.0.0.0/8"])];
+    let s = subnet("s", json!({"cidrBlock": "10.0.0.0/8,fd00::/64"}));
+    let others = [ippool(
+        "a",
+        json!({"subnet": "s", "ips": ["fd00::/64", "10.0.0.0/8"]}),
+    )];
     assert_eq!(
-        decide("b", &pool("b", "s", &["::/0"]), Some(&s), &others),
+        decide(
+            "b",
+            &ippool("b", json!({"subnet": "s", "ips": ["::/0"]})),
+            Some(&s),
+            &others
+        ),
         Err(Denial::forbidden(
             "ippool b has conflict IPs with ippool a: fd00::-fd00::ffff:ffff:ffff:ffff"
         ))
@@ -295,22 +307,35 @@ fn huge_blocks_and_lists_stay_cheap() {
         .map(|i| format!("10.{}.{}.1", i / 256, i % 256))
         .collect();
     let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-    assert!(decide("b", &pool("b", "s", &refs), Some(&s), &others).is_err());
+    assert!(
+        decide(
+            "b",
+            &ippool("b", json!({"subnet": "s", "ips": &refs})),
+            Some(&s),
+            &others
+        )
+        .is_err()
+    );
 }
 
 #[test]
 fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
     let cluster = FakeCluster {
-        subnets: vec![subnet("s", V4, &[])],
+        subnets: vec![subnet("s", json!({"cidrBlock": V4}))],
         pools: vec![
-            pool("a", "s", &["10.16.0.5"]),
-            pool("b", "s", &["10.16.0.5"]),
+            ippool("a", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
+            ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
         ],
         ..FakeCluster::default()
     };
-    let old = pool("b", "s", &["10.16.0.5"]);
+    let old = ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]}));
     assert_eq!(
-        validate(&pool("b", "t", &["10.16.0.5"]), Some(&old), "b", &cluster),
+        validate(
+            &ippool("b", json!({"subnet": "t", "ips": ["10.16.0.5"]})),
+            Some(&old),
+            "b",
+            &cluster
+        ),
         Err(Denial::bad_request(
             "ippool b: spec.subnet cannot change from s to t"
         ))
@@ -319,7 +344,10 @@ fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
     assert_eq!(validate(&old, Some(&old), "b", &cluster), Ok(vec![]));
     assert_eq!(
         validate(
-            &pool("b", "s", &["10.16.0.5", "10.16.0.6"]),
+            &ippool(
+                "b",
+                json!({"subnet": "s", "ips": ["10.16.0.5", "10.16.0.6"]})
+            ),
             Some(&old),
             "b",
             &cluster
@@ -333,7 +361,12 @@ fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
         ..FakeCluster::default()
     };
     assert_eq!(
-        validate(&pool("c", "s", &["10.16.0.7"]), None, "c", &failing),
+        validate(
+            &ippool("c", json!({"subnet": "s", "ips": ["10.16.0.7"]})),
+            None,
+            "c",
+            &failing
+        ),
         Err(Denial::bad_request(
             "cannot list kubeovn.io/v1 IPPool: boom"
         ))

@@ -203,31 +203,33 @@ pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> 
     }
 }
 
+/// The ConfigMaps that turn VPC NAT gateways on (image `nat:v1`), as the
+/// NAT kinds' tests keep them in their cluster.
+#[cfg(test)]
+pub fn enabled_config_maps() -> Vec<(String, ConfigMap)> {
+    use crate::k8s::fake::config_map;
+    use serde_json::json;
+    vec![
+        config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": "nat:v1"})),
+        config_map(
+            CONFIG_NAMESPACE,
+            NAT_GW_CONFIG,
+            json!({"enable-vpc-nat-gw": "true"}),
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, config_map, object, subnet};
     use serde_json::{Value, json};
-
-    fn config_map(name: &str, data: Value) -> (String, ConfigMap) {
-        let cm = crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "data": data}))
-            .expect("cm");
-        (CONFIG_NAMESPACE.to_string(), cm)
-    }
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            config_maps: vec![
-                config_map(NAT_CONFIG, json!({"image": "nat:v1"})),
-                config_map(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
-            ],
-            vpcs: vec![
-                crate::k8s::fake::from_value(
-                    json!({"metadata": {"name": "vpc-a"}, "spec": {"enableBfd": false}}),
-                )
-                .expect("vpc"),
-            ],
-            subnets: vec![crate::k8s::fake::subnet("net-a", "10.0.1.0/24")],
+            config_maps: enabled_config_maps(),
+            vpcs: vec![object("vpc-a", json!({"spec": {"enableBfd": false}}))],
+            subnets: vec![subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"}))],
             existing: vec![(&kinds::QOS_POLICY, "qos-a".to_string())],
             ..FakeCluster::default()
         }
@@ -238,7 +240,7 @@ mod tests {
         if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
             full.extend(extra.clone());
         }
-        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": full})).expect("gw")
+        object(name, json!({"spec": full}))
     }
 
     #[test]
@@ -335,7 +337,7 @@ mod tests {
             ))
         );
         let mut no_image = cluster();
-        no_image.config_maps[0] = config_map(NAT_CONFIG, json!({"image": ""}));
+        no_image.config_maps[0] = config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": ""}));
         assert_eq!(
             validate(&gw, None, &no_image),
             Err(Denial::bad_request(
@@ -343,7 +345,11 @@ mod tests {
             ))
         );
         let mut disabled = cluster();
-        disabled.config_maps[1] = config_map(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "True"}));
+        disabled.config_maps[1] = config_map(
+            CONFIG_NAMESPACE,
+            NAT_GW_CONFIG,
+            json!({"enable-vpc-nat-gw": "True"}),
+        );
         assert_eq!(
             validate(&gw, None, &disabled),
             Err(Denial::bad_request(
@@ -352,6 +358,7 @@ mod tests {
         );
         let mut prefixed = cluster();
         prefixed.config_maps[0] = config_map(
+            CONFIG_NAMESPACE,
             NAT_CONFIG,
             json!({"image": "nat:v1", "natGwNamePrefix": " a-much-longer-prefix-for-gateways "}),
         );

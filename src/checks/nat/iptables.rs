@@ -73,10 +73,6 @@ pub const DNAT_EXTERNAL_PORT_LABEL: &str = "ovn.kubernetes.io/vpc_dnat_eport";
 const EXCLUSIVE: &str = "exclusive";
 const SHARE: &str = "share";
 
-fn bad(message: impl Into<String>) -> Denial {
-    Denial::bad_request(message)
-}
-
 /// An IptablesEIP CREATE.
 pub fn validate_eip_create(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(), Denial> {
     NatConfig::load(cluster)?;
@@ -92,7 +88,7 @@ pub fn validate_eip_update(
 ) -> Result<(), Denial> {
     let (n, o) = (&new.spec, &old.spec);
     if !o.nat_gw_dp.is_empty() && n.nat_gw_dp != o.nat_gw_dp {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "IptablesEIP {}: NatGwDp is immutable once set (old: {}, new: {})",
             go_quote(&new.metadata.name),
             o.nat_gw_dp,
@@ -103,7 +99,7 @@ pub fn validate_eip_update(
         return Ok(());
     }
     if old.status.ready && new.status.redo == old.status.redo {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "IptablesEIP \"{}\" is ready, does not support change",
             new.metadata.name
         )));
@@ -126,7 +122,7 @@ pub fn validate_eip_delete(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(
             _ => continue,
         };
         if !cluster.labelled(kind, &labels)?.is_empty() {
-            return Err(bad(format!(
+            return Err(Denial::bad_request(format!(
                 "eip \"{}\" is still in use, you need to delete the {} of eip first",
                 eip.metadata.name, eip.status.nat
             )));
@@ -140,7 +136,7 @@ pub fn validate_eip_delete(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(
 fn validate_eip(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &eip.spec;
     if spec.nat_gw_dp.is_empty() {
-        return Err(bad("parameter \"natGwDp\" cannot be empty"));
+        return Err(Denial::bad_request("parameter \"natGwDp\" cannot be empty"));
     }
     subnet_address::check_eip(
         &eip.metadata.name,
@@ -150,17 +146,17 @@ fn validate_eip(eip: &IptablesEip, cluster: &dyn Cluster) -> Result<(), Denial> 
         EipStyle::Iptables,
         cluster,
     )
-    .map_err(bad)
+    .map_err(Denial::bad_request)
 }
 
 /// The EIP a rule names: it must be named and exist.
 fn rule_eip(name: &str, cluster: &dyn Cluster) -> Result<IptablesEip, Denial> {
     if name.is_empty() {
-        return Err(bad("parameter \"eip\" cannot be empty"));
+        return Err(Denial::bad_request("parameter \"eip\" cannot be empty"));
     }
     cluster
         .iptables_eip(name)?
-        .ok_or_else(|| bad(kinds::IPTABLES_EIP.not_found(name)))
+        .ok_or_else(|| Denial::bad_request(kinds::IPTABLES_EIP.not_found(name)))
 }
 
 /// Upstream's `util.ValidatePort`: a number from 1 to 65535.
@@ -170,7 +166,9 @@ fn check_port(which: &str, port: &str) -> Result<(), Denial> {
         Some(1..=65535) => return Ok(()),
         Some(_) => "must be between 1 and 65535",
     };
-    Err(bad(format!("{which} {port} is not a valid port: {reason}")))
+    Err(Denial::bad_request(format!(
+        "{which} {port} is not a valid port: {reason}"
+    )))
 }
 
 fn dnat_type(rule_type: &str) -> &str {
@@ -202,7 +200,7 @@ pub fn validate_dnat_update(
         dnat_type(&new.spec.rule_type),
     );
     if before != after {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "dnat type is immutable after creation: cannot change from {} to {}",
             go_quote(before),
             go_quote(after)
@@ -217,21 +215,25 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
     let name = dnat.metadata.name.as_str();
     let eip = rule_eip(&spec.eip, cluster)?;
     if spec.external_port.is_empty() {
-        return Err(bad("parameter \"externalPort\" cannot be empty"));
+        return Err(Denial::bad_request(
+            "parameter \"externalPort\" cannot be empty",
+        ));
     }
     if spec.internal_port.is_empty() {
-        return Err(bad("parameter \"internalPort\" cannot be empty"));
+        return Err(Denial::bad_request(
+            "parameter \"internalPort\" cannot be empty",
+        ));
     }
     check_port("externalPort", &spec.external_port)?;
     check_port("internalPort", &spec.internal_port)?;
     if parse_ip(&spec.internal_ip).is_none() {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "internalIP {} is not a valid ip",
             spec.internal_ip
         )));
     }
     if !spec.protocol.eq_ignore_ascii_case("tcp") && !spec.protocol.eq_ignore_ascii_case("udp") {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "invalid iptable protocol: {},supported params: \"tcp\", \"udp\"",
             spec.protocol
         )));
@@ -239,7 +241,7 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
     let rule_type = dnat_type(&spec.rule_type);
     // Share-type DNAT is implemented with IPv4-only rules.
     if rule_type == SHARE && eip.spec.v4ip.is_empty() && !eip.spec.v6ip.is_empty() {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "dnat {} cannot use type=share: EIP {} is IPv6-only, share dnat only supports IPv4",
             go_quote(name),
             go_quote(&spec.eip)
@@ -258,7 +260,7 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
                 && (rule_type != SHARE || dnat_type(&existing.spec.rule_type) != SHARE)
         });
         if let Some(existing) = clash {
-            return Err(bad(format!(
+            return Err(Denial::bad_request(format!(
                 "dnat {} (type={rule_type}) conflicts with existing dnat {} (type={}) sharing the same identity (eip={}, port={}, protocol={}): both must be type=share to coexist",
                 go_quote(name),
                 go_quote(&existing.metadata.name),
@@ -289,7 +291,7 @@ fn not_used_by(
     users.sort();
     match users.first() {
         None => Ok(()),
-        Some(user) => Err(bad(format!(
+        Some(user) => Err(Denial::bad_request(format!(
             "EIP {} is already used by {word} rule {}; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)",
             go_quote(eip_name),
             go_quote(user)
@@ -302,7 +304,10 @@ pub fn validate_snat_create(snat: &IptablesRule, cluster: &dyn Cluster) -> Resul
     NatConfig::load(cluster)?;
     rule_eip(&snat.spec.eip, cluster)?;
     if !check_cidrs(&snat.spec.internal_cidr) {
-        return Err(bad(format!("invalid cidr {}", snat.spec.internal_cidr)));
+        return Err(Denial::bad_request(format!(
+            "invalid cidr {}",
+            snat.spec.internal_cidr
+        )));
     }
     Ok(())
 }
@@ -328,7 +333,7 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
     let spec = &fip.spec;
     let eip = rule_eip(&spec.eip, cluster)?;
     if parse_ip(&spec.internal_ip).is_none() {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "internalIP {} is not a valid",
             spec.internal_ip
         )));
@@ -339,38 +344,24 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::nat::gateway::{CONFIG_NAMESPACE, NAT_CONFIG, NAT_GW_CONFIG};
-    use crate::k8s::fake::FakeCluster;
+    use crate::checks::nat::gateway::enabled_config_maps;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": status}),
-        )
-        .expect("eip")
+        object("eip-a", json!({"spec": spec, "status": status}))
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": spec}))
-            .expect("rule")
+        object(name, json!({"spec": spec}))
     }
 
     fn cluster() -> FakeCluster {
-        let cm = |name: &str, data: Value| {
-            (
-                CONFIG_NAMESPACE.to_string(),
-                crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "data": data}))
-                    .expect("cm"),
-            )
-        };
         FakeCluster {
-            config_maps: vec![
-                cm(NAT_CONFIG, json!({"image": "nat:v1"})),
-                cm(NAT_GW_CONFIG, json!({"enable-vpc-nat-gw": "true"})),
-            ],
-            subnets: vec![crate::k8s::fake::subnet(
+            config_maps: enabled_config_maps(),
+            subnets: vec![subnet(
                 "ovn-vpc-external-network",
-                "10.5.204.0/24,fd00:5::/120",
+                json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
             )],
             eips: vec![eip(
                 json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}),
@@ -421,7 +412,7 @@ mod tests {
         for (spec, want) in cases {
             assert_eq!(
                 validate_eip_create(&eip(spec.clone(), json!({})), &cluster()),
-                want.map_err(bad),
+                want.map_err(Denial::bad_request),
                 "{spec}"
             );
         }
@@ -444,7 +435,7 @@ mod tests {
         assert_eq!(validate_eip_update(&ready, &ready, &cluster()), Ok(()));
         assert_eq!(
             validate_eip_update(&moved, &ready, &cluster()),
-            Err(bad(
+            Err(Denial::bad_request(
                 "IptablesEIP \"eip-a\" is ready, does not support change"
             ))
         );
@@ -452,7 +443,7 @@ mod tests {
         let elsewhere = eip(json!({"natGwDp": "gw2", "v4ip": "10.5.204.10"}), json!({}));
         assert_eq!(
             validate_eip_update(&elsewhere, &ready, &cluster()),
-            Err(bad(
+            Err(Denial::bad_request(
                 "IptablesEIP \"eip-a\": NatGwDp is immutable once set (old: gw1, new: gw2)"
             ))
         );
@@ -470,7 +461,7 @@ mod tests {
         ));
         assert_eq!(
             validate_eip_delete(&in_use, &used),
-            Err(bad(
+            Err(Denial::bad_request(
                 "eip \"eip-a\" is still in use, you need to delete the dnat,snat of eip first"
             ))
         );
@@ -533,7 +524,7 @@ mod tests {
         for (extra, want) in cases {
             assert_eq!(
                 validate_dnat_create(&rule("dnat-a", spec(extra.clone())), &cluster()),
-                want.map_err(bad),
+                want.map_err(Denial::bad_request),
                 "{extra}"
             );
         }
@@ -542,7 +533,7 @@ mod tests {
         v6.eips = vec![eip(json!({"v6ip": "fd00:5::9"}), json!({}))];
         assert_eq!(
             validate_dnat_create(&rule("dnat-a", spec(json!({"type": "share"}))), &v6),
-            Err(bad(
+            Err(Denial::bad_request(
                 "dnat \"dnat-a\" cannot use type=share: EIP \"eip-a\" is IPv6-only, share dnat only supports IPv4"
             ))
         );
@@ -568,7 +559,7 @@ mod tests {
         );
         assert_eq!(
             validate_dnat_create(&rule("dnat-b", spec(json!({}))), &clash),
-            Err(bad(
+            Err(Denial::bad_request(
                 "dnat \"dnat-b\" (type=exclusive) conflicts with existing dnat \"dnat-a\" (type=exclusive) sharing the same identity (eip=eip-a, port=8080, protocol=TCP): both must be type=share to coexist"
             ))
         );
@@ -582,7 +573,7 @@ mod tests {
                 &rule("dnat-a", spec(json!({}))),
                 &cluster()
             ),
-            Err(bad(
+            Err(Denial::bad_request(
                 "dnat type is immutable after creation: cannot change from \"exclusive\" to \"share\""
             ))
         );
@@ -597,7 +588,7 @@ mod tests {
         );
         assert_eq!(
             validate_snat_create(&snat(""), &cluster()),
-            Err(bad("invalid cidr "))
+            Err(Denial::bad_request("invalid cidr "))
         );
         assert_eq!(
             validate_rule_update(&snat(""), &snat(""), validate_snat_create, &cluster()),
@@ -607,7 +598,7 @@ mod tests {
         assert_eq!(validate_fip_create(&fip("10.0.1.5"), &cluster()), Ok(()));
         assert_eq!(
             validate_fip_create(&fip("x"), &cluster()),
-            Err(bad("internalIP x is not a valid"))
+            Err(Denial::bad_request("internalIP x is not a valid"))
         );
         let mut used = cluster();
         for name in ["dnat-z", "dnat-b"] {
@@ -619,7 +610,7 @@ mod tests {
         }
         assert_eq!(
             validate_fip_create(&fip("10.0.1.5"), &used),
-            Err(bad(
+            Err(Denial::bad_request(
                 "EIP \"eip-a\" is already used by DNAT rule \"dnat-b\"; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)"
             ))
         );

@@ -62,10 +62,6 @@ fn admit_rule(
 /// IPv6 address (`:` written as `-`).
 pub const EIP_V6_IP_LABEL: &str = "ovn.kubernetes.io/eip_v6_ip";
 
-fn bad(message: impl Into<String>) -> Denial {
-    Denial::bad_request(message)
-}
-
 /// An OvnEip CREATE: an existing external subnet holding its addresses.
 pub fn validate_eip_create(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &eip.spec;
@@ -77,7 +73,7 @@ pub fn validate_eip_create(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), De
         EipStyle::Ovn,
         cluster,
     )
-    .map_err(bad)
+    .map_err(Denial::bad_request)
 }
 
 /// An OvnEip UPDATE that changes the spec: refused once ready, else checked
@@ -91,7 +87,7 @@ pub fn validate_eip_update(
         return Ok(());
     }
     if old.status.ready {
-        return Err(bad("OvnEip not support change"));
+        return Err(Denial::bad_request("OvnEip not support change"));
     }
     validate_eip_create(new, cluster)
 }
@@ -109,7 +105,7 @@ pub fn validate_eip_delete(eip: &OvnEip, cluster: &dyn Cluster) -> Result<(), De
     ];
     for kind in [OvnNatKind::DnatRule, OvnNatKind::Fip, OvnNatKind::SnatRule] {
         if !cluster.labelled(kind.as_kind(), &labels)?.is_empty() {
-            return Err(bad(format!(
+            return Err(Denial::bad_request(format!(
                 "OvnEip {} is still used by ovn nat",
                 eip.metadata.name
             )));
@@ -123,7 +119,7 @@ fn eip_exists(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
     if cluster.exists(OvnNatKind::eip_kind(), name)? {
         Ok(())
     } else {
-        Err(bad(kinds::OVN_EIP.not_found(name)))
+        Err(Denial::bad_request(kinds::OVN_EIP.not_found(name)))
     }
 }
 
@@ -131,17 +127,17 @@ fn eip_exists(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> {
 pub fn validate_dnat_create(dnat: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &dnat.spec;
     if spec.ovn_eip.is_empty() {
-        return Err(bad("should set spec ovnEip"));
+        return Err(Denial::bad_request("should set spec ovnEip"));
     }
     if spec.ip_name.is_empty() && spec.v4_ip.is_empty() && spec.v6_ip.is_empty() {
-        return Err(bad("should set spec ipName or v4 or v6 Ip"));
+        return Err(Denial::bad_request("should set spec ipName or v4 or v6 Ip"));
     }
     eip_exists(&spec.ovn_eip, cluster)?;
     if spec.external_port.is_empty() {
-        return Err(bad("should set spec externalPort"));
+        return Err(Denial::bad_request("should set spec externalPort"));
     }
     if spec.internal_port.is_empty() {
-        return Err(bad("should set spec internalPort"));
+        return Err(Denial::bad_request("should set spec internalPort"));
     }
     for (which, port) in [
         ("externalPort", &spec.external_port),
@@ -149,16 +145,20 @@ pub fn validate_dnat_create(dnat: &OvnRule, cluster: &dyn Cluster) -> Result<(),
     ] {
         match atoi_or_error(port) {
             Err(why) => {
-                return Err(bad(format!("failed to parse spec {which} {port}: {why}")));
+                return Err(Denial::bad_request(format!(
+                    "failed to parse spec {which} {port}: {why}"
+                )));
             }
             Ok(0..=65535) => {}
             Ok(_) => {
-                return Err(bad(format!("spec {which} {port} is not a valid port")));
+                return Err(Denial::bad_request(format!(
+                    "spec {which} {port} is not a valid port"
+                )));
             }
         }
     }
     if !spec.protocol.eq_ignore_ascii_case("tcp") && !spec.protocol.eq_ignore_ascii_case("udp") {
-        return Err(bad(format!(
+        return Err(Denial::bad_request(format!(
             "invalid dnat protocol: {}, support tcp or udp",
             spec.protocol
         )));
@@ -170,26 +170,26 @@ pub fn validate_dnat_create(dnat: &OvnRule, cluster: &dyn Cluster) -> Result<(),
 pub fn validate_snat_create(snat: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &snat.spec;
     if spec.ovn_eip.is_empty() {
-        return Err(bad("should set spec OvnEip"));
+        return Err(Denial::bad_request("should set spec OvnEip"));
     }
     if !spec.vpc_subnet.is_empty() && !spec.ip_name.is_empty() {
-        return Err(bad(
+        return Err(Denial::bad_request(
             "should not set spec vpcSubnet and ipName at the same time",
         ));
     }
     let (v4, v6) = (spec.v4_ip_cidr.is_empty(), spec.v6_ip_cidr.is_empty());
     if !spec.vpc.is_empty() && v4 && v6 {
-        return Err(bad(
+        return Err(Denial::bad_request(
             "should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set",
         ));
     }
     if spec.vpc.is_empty() && !v4 && !v6 {
-        return Err(bad(
+        return Err(Denial::bad_request(
             "should set spec vpc while spec v4 or v6 IpCidr is not set",
         ));
     }
     if spec.vpc_subnet.is_empty() && spec.ip_name.is_empty() && spec.vpc.is_empty() && v4 && v6 {
-        return Err(bad(
+        return Err(Denial::bad_request(
             "should set spec vpcSubnet or ipName or vpc and v4 and v6 IpCidr at least",
         ));
     }
@@ -200,10 +200,10 @@ pub fn validate_snat_create(snat: &OvnRule, cluster: &dyn Cluster) -> Result<(),
 pub fn validate_fip_create(fip: &OvnRule, cluster: &dyn Cluster) -> Result<(), Denial> {
     let spec = &fip.spec;
     if spec.ovn_eip.is_empty() {
-        return Err(bad("should set spec ovnEip"));
+        return Err(Denial::bad_request("should set spec ovnEip"));
     }
     if spec.ip_name.is_empty() && spec.v4_ip.is_empty() && spec.v6_ip.is_empty() {
-        return Err(bad("should set spec ipName or ip"));
+        return Err(Denial::bad_request("should set spec ipName or ip"));
     }
     eip_exists(&spec.ovn_eip, cluster)
 }
@@ -224,7 +224,7 @@ pub fn validate_rule_update(
         return Ok(());
     }
     if old.status.ready {
-        return Err(bad(format!("{word} not support change")));
+        return Err(Denial::bad_request(format!("{word} not support change")));
     }
     create(new, cluster)
 }
@@ -232,14 +232,14 @@ pub fn validate_rule_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::FakeCluster;
+    use crate::k8s::fake::{FakeCluster, object, subnet};
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
         FakeCluster {
-            subnets: vec![crate::k8s::fake::subnet(
+            subnets: vec![subnet(
                 "ovn-vpc-external-network",
-                "10.5.204.0/24,fd00:5::/120",
+                json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
             )],
             existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
             ..FakeCluster::default()
@@ -247,19 +247,13 @@ mod tests {
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "r"}, "spec": spec, "status": {"ready": ready}}),
-        )
-        .expect("rule")
+        object("r", json!({"spec": spec, "status": {"ready": ready}}))
     }
 
     #[test]
     fn eip_checks() {
         let eip = |spec: Value, ready: bool| -> OvnEip {
-            crate::k8s::fake::from_value(
-                json!({"metadata": {"name": "eip-a"}, "spec": spec, "status": {"ready": ready}}),
-            )
-            .expect("eip")
+            object("eip-a", json!({"spec": spec, "status": {"ready": ready}}))
         };
         let cases: &[(Value, Result<(), &str>)] = &[
             (json!({"v4Ip": "10.5.204.3", "v6Ip": "fd00:5::3"}), Ok(())),
@@ -289,7 +283,7 @@ mod tests {
         for (spec, want) in cases {
             assert_eq!(
                 validate_eip_create(&eip(spec.clone(), false), &cluster()),
-                want.map_err(bad),
+                want.map_err(Denial::bad_request),
                 "{spec}"
             );
         }
@@ -301,7 +295,7 @@ mod tests {
                 &ready,
                 &cluster()
             ),
-            Err(bad("OvnEip not support change"))
+            Err(Denial::bad_request("OvnEip not support change"))
         );
         let mut used = cluster();
         assert_eq!(validate_eip_delete(&ready, &used), Ok(()));
@@ -315,7 +309,7 @@ mod tests {
         ));
         assert_eq!(
             validate_eip_delete(&ready, &used),
-            Err(bad("OvnEip eip-a is still used by ovn nat"))
+            Err(Denial::bad_request("OvnEip eip-a is still used by ovn nat"))
         );
         assert_eq!(
             validate_eip_delete(&eip(json!({"v4Ip": "10.5.204.3"}), false), &used),
@@ -383,7 +377,7 @@ mod tests {
         for (extra, want) in cases {
             assert_eq!(
                 validate_dnat_create(&dnat(extra.clone()), &cluster()),
-                want.map_err(bad),
+                want.map_err(Denial::bad_request),
                 "{extra}"
             );
         }
@@ -423,7 +417,7 @@ mod tests {
         for (spec, want) in snat_cases {
             assert_eq!(
                 validate_snat_create(&rule(spec.clone(), false), &cluster()),
-                want.map_err(bad),
+                want.map_err(Denial::bad_request),
                 "{spec}"
             );
         }
@@ -436,7 +430,7 @@ mod tests {
         );
         assert_eq!(
             validate_fip_create(&rule(json!({"ovnEip": "eip-a"}), false), &cluster()),
-            Err(bad("should set spec ipName or ip"))
+            Err(Denial::bad_request("should set spec ipName or ip"))
         );
         let ready = rule(json!({"ovnEip": "eip-a", "ipName": "a"}), true);
         let changed = rule(json!({"ovnEip": "eip-a", "ipName": "b"}), true);
@@ -451,7 +445,7 @@ mod tests {
             );
             assert_eq!(
                 validate_rule_update(word, &changed, &ready, create, &cluster()),
-                Err(bad(format!("{word} not support change")))
+                Err(Denial::bad_request(format!("{word} not support change")))
             );
         }
     }

@@ -84,16 +84,8 @@ fn agreed(using: &Using, v4: bool) -> Option<RangeList> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::objects::InUse;
-
-    fn subnet(status: &str, exclude_ips: &[&str]) -> Subnet {
-        let mut subnet = Subnet {
-            in_use: InUse::read(status),
-            ..Subnet::default()
-        };
-        subnet.spec.exclude_ips = exclude_ips.iter().map(|s| s.to_string()).collect();
-        subnet
-    }
+    use crate::k8s::fake::subnet;
+    use serde_json::json;
 
     fn says(record: &Record, address: &str) -> Use {
         record.of_address(address.parse().expect("address"))
@@ -101,11 +93,16 @@ mod tests {
 
     #[test]
     fn a_record_that_agrees_with_itself_says_free_or_in_use() {
-        let record = Record::of(&subnet(
-            r#"{"v4usingIPs": 4, "v4usingIPrange": "10.16.0.2-10.16.0.4,10.16.0.9",
+        let record = Record::of(
+            &subnet(
+                "",
+                json!({"excludeIps": ["10.16.0.1", "10.16.0.100..10.16.0.110", "fd00::1"]}),
+            )
+            .with_in_use(
+                r#"{"v4usingIPs": 4, "v4usingIPrange": "10.16.0.2-10.16.0.4,10.16.0.9",
                 "v6usingIPs": "3", "v6usingIPrange": "fd00::2-fd00::4"}"#,
-            &["10.16.0.1", "10.16.0.100..10.16.0.110", "fd00::1"],
-        ));
+            ),
+        );
         for (address, want) in [
             ("10.16.0.2", Use::InUse),
             ("10.16.0.4", Use::InUse),
@@ -128,7 +125,12 @@ mod tests {
 
     #[test]
     fn a_record_that_does_not_agree_with_itself_says_nothing() {
-        let v4_only = |status: &str| says(&Record::of(&subnet(status, &[])), "10.16.0.5");
+        let v4_only = |status: &str| {
+            says(
+                &Record::of(&subnet("", json!({})).with_in_use(status)),
+                "10.16.0.5",
+            )
+        };
         for status in [
             "{}",
             "null",
@@ -161,16 +163,16 @@ mod tests {
             Use::Free
         );
         // One family's record says nothing of the other's addresses.
-        let v6 = Record::of(&subnet(
-            r#"{"v4usingIPs": 3, "v4usingIPrange": "10.16.0.2-10.16.0.4"}"#,
-            &[],
-        ));
+        let v6 = Record::of(
+            &subnet("", json!({}))
+                .with_in_use(r#"{"v4usingIPs": 3, "v4usingIPrange": "10.16.0.2-10.16.0.4"}"#),
+        );
         assert_eq!(says(&v6, "fd00::5"), Use::Unknown);
         // An excludeIps entry that does not parse leaves the record unread.
-        let bad = Record::of(&subnet(
-            r#"{"v4usingIPs": 3, "v4usingIPrange": "10.16.0.2-10.16.0.4"}"#,
-            &["10.16.0.300"],
-        ));
+        let bad = Record::of(
+            &subnet("", json!({"excludeIps": ["10.16.0.300"]}))
+                .with_in_use(r#"{"v4usingIPs": 3, "v4usingIPrange": "10.16.0.2-10.16.0.4"}"#),
+        );
         assert_eq!(says(&bad, "10.16.0.5"), Use::Unknown);
     }
 }

@@ -2,56 +2,27 @@ use super::*;
 use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
-use crate::k8s::fake::FakeCluster;
-use crate::k8s::objects::{InUse, IpSpec, Meta, Namespace, SubnetSpec, Using};
-use crate::k8s::objects::{Ip, OwnerReference, Subnet};
+use crate::k8s::fake::{FakeCluster, ip, subnet};
+use crate::k8s::objects::{InUse, Meta, Namespace, Using};
+use crate::k8s::objects::{Ip, OwnerReference};
 use crate::settings::Settings;
+use serde_json::json;
 use std::net::IpAddr;
 
-fn ip(name: &str, subnet: &str, address: &str, pod: &str, namespace: &str) -> Ip {
-    Ip {
-        metadata: Meta {
-            name: name.into(),
-            ..Meta::default()
-        },
-        spec: IpSpec {
-            pod_name: pod.into(),
-            namespace: namespace.into(),
-            subnet: subnet.into(),
-            ip_address: address.into(),
-            ..IpSpec::default()
-        },
-    }
-}
-
-fn subnet(name: &str, cidr: &str, gateway: &str) -> Subnet {
-    Subnet {
-        metadata: Meta {
-            name: name.into(),
-            ..Meta::default()
-        },
-        spec: SubnetSpec {
-            cidr_block: cidr.into(),
-            gateway: gateway.into(),
-            ..SubnetSpec::default()
-        },
-        ..Subnet::default()
-    }
-}
-
 fn cluster(ips: Vec<Ip>) -> FakeCluster {
-    let mut default = subnet(
+    let default = subnet(
         "ovn-default",
-        "10.16.0.0/16,fd00:10:16::/112",
-        "10.16.0.1,fd00:10:16::1",
+        json!({"cidrBlock": "10.16.0.0/16,fd00:10:16::/112", "gateway": "10.16.0.1,fd00:10:16::1", "default": true}),
     );
-    default.spec.default = true;
     FakeCluster {
         ips,
         subnets: vec![
             default,
-            subnet("subnet-a", "10.70.0.0/24", "10.70.0.1"),
-            subnet("p2p", "10.80.0.0/31", ""),
+            subnet(
+                "subnet-a",
+                json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1"}),
+            ),
+            subnet("p2p", json!({"cidrBlock": "10.80.0.0/31", "gateway": ""})),
         ],
         namespaces: vec![Namespace::default()],
         ippools: vec!["pool-a".into()],
@@ -87,6 +58,34 @@ fn pod_named(
     cluster: &FakeCluster,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
+    validate(
+        &pod_claim(name, &annotations, controller),
+        &Settings::default(),
+        cluster,
+    )
+}
+
+fn workload(
+    kind: WorkloadKind,
+    name: &str,
+    pairs: &[(&str, &str)],
+    cluster: &FakeCluster,
+) -> Result<(), Denial> {
+    let annotations = annotations(pairs);
+    validate(
+        &workload_claim(kind, name, &annotations),
+        &Settings::default(),
+        cluster,
+    )
+}
+
+/// The claim of a pod named `name` in `default`, a StatefulSet's when its
+/// controller and name say so (I13).
+fn pod_claim<'a>(
+    name: &'a str,
+    annotations: &'a BTreeMap<String, String>,
+    controller: Option<Workload>,
+) -> Claim<'a> {
     let owners: Vec<OwnerReference> = controller
         .iter()
         .filter(|w| w.kind == WorkloadKind::StatefulSet)
@@ -97,37 +96,32 @@ fn pod_named(
             controller: true,
         })
         .collect();
-    let statefulset = statefulset_pod(name, &owners);
-    let request = Claim {
-        annotations: &annotations,
+    Claim {
+        annotations,
         namespace: "default",
         owner_name: name,
         subject: Subject::Pod {
+            statefulset: statefulset_pod(name, &owners),
             controller,
-            statefulset,
         },
-    };
-    validate(&request, &Settings::default(), cluster)
+    }
 }
 
-fn workload(
+/// The claim of a workload named `name` in `default`.
+fn workload_claim<'a>(
     kind: WorkloadKind,
-    name: &str,
-    pairs: &[(&str, &str)],
-    cluster: &FakeCluster,
-) -> Result<(), Denial> {
-    let annotations = annotations(pairs);
-    let w = Workload {
-        kind,
-        name: name.into(),
-    };
-    let request = Claim {
-        annotations: &annotations,
+    name: &'a str,
+    annotations: &'a BTreeMap<String, String>,
+) -> Claim<'a> {
+    Claim {
+        annotations,
         namespace: "default",
         owner_name: name,
-        subject: Subject::Workload(w),
-    };
-    validate(&request, &Settings::default(), cluster)
+        subject: Subject::Workload(Workload {
+            kind,
+            name: name.into(),
+        }),
+    }
 }
 
 fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
@@ -141,10 +135,7 @@ fn pod_conflicts() {
     let held = || {
         vec![ip(
             "other.default",
-            "ovn-default",
-            "10.16.0.20",
-            "other",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "other", "namespace": "default"}),
         )]
     };
     type Case<'a> = (
@@ -171,10 +162,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "10.70.0.20"), (LOGICAL_SWITCH, "subnet-a")],
             vec![ip(
                 "other.default",
-                "ovn-default",
-                "10.70.0.20",
-                "other",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "10.70.0.20", "podName": "other", "namespace": "default"}),
             )],
             Ok(()),
         ),
@@ -183,10 +171,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "10.16.0.20")],
             vec![ip(
                 "app-1.default",
-                "ovn-default",
-                "10.16.0.20",
-                "app-1",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "default"}),
             )],
             Ok(()),
         ),
@@ -195,10 +180,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "10.16.0.20")],
             vec![ip(
                 "app-1.team-a",
-                "ovn-default",
-                "10.16.0.20",
-                "app-1",
-                "team-a",
+                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "team-a"}),
             )],
             conflict("10.16.0.20", "app-1.team-a", "10.16.0.20"),
         ),
@@ -207,10 +189,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "fd00:10:16::20")],
             vec![ip(
                 "v6.default",
-                "ovn-default",
-                "fd00:10:16:0::20",
-                "v6",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "fd00:10:16:0::20", "podName": "v6", "namespace": "default"}),
             )],
             conflict("fd00:10:16::20", "v6.default", "fd00:10:16:0::20"),
         ),
@@ -219,10 +198,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "fd00:10:16::30")],
             vec![ip(
                 "legacy.default",
-                "ovn-default",
-                "FD00:10:16::5",
-                "legacy",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "FD00:10:16::5", "podName": "legacy", "namespace": "default"}),
             )],
             Ok(()),
         ),
@@ -230,8 +206,14 @@ fn pod_conflicts() {
             "several holders: first by name (I12)",
             vec![(IP_ADDRESS, "10.16.0.20")],
             vec![
-                ip("zz.default", "ovn-default", "10.16.0.20", "zz", "default"),
-                ip("aa.default", "ovn-default", "10.16.0.20", "aa", "default"),
+                ip(
+                    "zz.default",
+                    json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "zz", "namespace": "default"}),
+                ),
+                ip(
+                    "aa.default",
+                    json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "aa", "namespace": "default"}),
+                ),
             ],
             conflict("10.16.0.20", "aa.default", "10.16.0.20"),
         ),
@@ -240,10 +222,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::20")],
             vec![ip(
                 "d.default",
-                "ovn-default",
-                "10.16.0.20,fd00:10:16::20",
-                "d",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20,fd00:10:16::20", "podName": "d", "namespace": "default"}),
             )],
             conflict("fd00:10:16::20", "d.default", "10.16.0.20,fd00:10:16::20"),
         ),
@@ -365,10 +344,7 @@ fn pod_conflicts() {
             vec![(IP_ADDRESS, "10.16.0.1")],
             vec![ip(
                 "gw.default",
-                "ovn-default",
-                "10.16.0.1",
-                "gw",
-                "default",
+                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.1", "podName": "gw", "namespace": "default"}),
             )],
             conflict("10.16.0.1", "gw.default", "10.16.0.1"),
         ),
@@ -380,10 +356,7 @@ fn pod_conflicts() {
             ],
             vec![ip(
                 "x.default.net1.default.ovn",
-                "subnet-a",
-                "10.70.0.9",
-                "x",
-                "default",
+                json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
             )],
             conflict("10.70.0.9", "x.default.net1.default.ovn", "10.70.0.9"),
         ),
@@ -392,10 +365,7 @@ fn pod_conflicts() {
             vec![("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9")],
             vec![ip(
                 "x.default.net1.default.ovn",
-                "subnet-a",
-                "10.70.0.9",
-                "x",
-                "default",
+                json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
             )],
             Ok(()),
         ),
@@ -419,7 +389,10 @@ fn pod_conflicts() {
 #[test]
 fn subnet_of_a_pod_without_logical_switch() {
     // I5: namespace annotation, then a Subnet listing the namespace, then the default Subnet.
-    let held = vec![ip("o.default", "ns-subnet", "10.70.0.9", "o", "default")];
+    let held = vec![ip(
+        "o.default",
+        json!({"subnet": "ns-subnet", "ipAddress": "10.70.0.9", "podName": "o", "namespace": "default"}),
+    )];
     let mut c = cluster(held.clone());
     c.namespaces = vec![Namespace {
         metadata: Meta {
@@ -433,7 +406,10 @@ fn subnet_of_a_pod_without_logical_switch() {
     );
 
     let mut c = cluster(held.clone());
-    let mut bound = subnet("ns-subnet", "10.70.0.0/24", "10.70.0.1");
+    let mut bound = subnet(
+        "ns-subnet",
+        json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1"}),
+    );
     bound.spec.namespaces = vec!["default".into()];
     c.subnets.push(bound);
     assert_eq!(
@@ -456,24 +432,15 @@ fn workload_members_own_their_addresses() {
     let ips = vec![
         ip(
             "db-0.default",
-            "ovn-default",
-            "10.16.0.50",
-            "db-0",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.50", "podName": "db-0", "namespace": "default"}),
         ),
         ip(
             "web-7d4b9c8f5-x2x7q.default",
-            "ovn-default",
-            "10.16.0.40",
-            "web-7d4b9c8f5-x2x7q",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.40", "podName": "web-7d4b9c8f5-x2x7q", "namespace": "default"}),
         ),
         ip(
             "stranger.default",
-            "ovn-default",
-            "10.16.0.60",
-            "stranger",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.60", "podName": "stranger", "namespace": "default"}),
         ),
     ];
     let c = cluster(ips);
@@ -510,17 +477,11 @@ fn pods_skip_sibling_entries_and_need_a_free_one() {
     let ips = vec![
         ip(
             "db-0.default",
-            "ovn-default",
-            "10.16.0.50",
-            "db-0",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.50", "podName": "db-0", "namespace": "default"}),
         ),
         ip(
             "db-1.default",
-            "ovn-default",
-            "fd00:10:16::51",
-            "db-1",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "fd00:10:16::51", "podName": "db-1", "namespace": "default"}),
         ),
     ];
     let c = cluster(ips);
@@ -622,24 +583,15 @@ fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
     let ips = vec![
         ip(
             "db-0.default",
-            "ovn-default",
-            "10.16.0.51",
-            "db-0",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.51", "podName": "db-0", "namespace": "default"}),
         ),
         ip(
             "db-1.default",
-            "ovn-default",
-            "10.16.0.52,fd00:10:16::52",
-            "db-1",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.52,fd00:10:16::52", "podName": "db-1", "namespace": "default"}),
         ),
         ip(
             "zz-db-1.default",
-            "ovn-default",
-            "10.16.0.52",
-            "db-1",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.52", "podName": "db-1", "namespace": "default"}),
         ),
     ];
     let c = cluster(ips);
@@ -727,10 +679,7 @@ fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
     // Upstream's conflict check comes first: a stranger's address anywhere.
     let c = cluster(vec![ip(
         "stranger.default",
-        "ovn-default",
-        "10.16.0.70",
-        "stranger",
-        "default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.70", "podName": "stranger", "namespace": "default"}),
     )]);
     assert_eq!(
         pod_named("db-5", &[(IP_POOL, "10.16.0.60,10.16.0.70")], db, &c),
@@ -747,17 +696,11 @@ fn other_pods_need_a_wholly_free_group() {
     let ips = vec![
         ip(
             "web-7b8c9d4f6-h2n9w.default",
-            "ovn-default",
-            "10.16.0.30,fd00:10:16::60",
-            "web-7b8c9d4f6-h2n9w",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.30,fd00:10:16::60", "podName": "web-7b8c9d4f6-h2n9w", "namespace": "default"}),
         ),
         ip(
             "web-7b8c9d4f6-r5x4l.default",
-            "ovn-default",
-            "10.16.0.61,fd00:10:16::31",
-            "web-7b8c9d4f6-r5x4l",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.61,fd00:10:16::31", "podName": "web-7b8c9d4f6-r5x4l", "namespace": "default"}),
         ),
     ];
     let c = cluster(ips);
@@ -818,10 +761,7 @@ fn other_pods_need_a_wholly_free_group() {
     ];
     let c = cluster(vec![ip(
         "db-0.default.net1.default.ovn",
-        "ovn-default",
-        "10.16.0.41",
-        "db-0",
-        "default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.41", "podName": "db-0", "namespace": "default"}),
     )]);
     assert_eq!(
         pod_named("db-1", &pairs, statefulset("db"), &c),
@@ -941,7 +881,10 @@ mod properties {
         namespace: &str,
         split: bool,
     ) -> Ip {
-        let mut cr = ip(name, subnet, &joined(addresses), pod, namespace);
+        let mut cr = ip(
+            name,
+            json!({"subnet": subnet, "ipAddress": joined(addresses), "podName": pod, "namespace": namespace}),
+        );
         if split {
             cr.spec.v4_ip_address = addresses.0.clone().unwrap_or_default();
             cr.spec.v6_ip_address = addresses.1.clone().unwrap_or_default();
@@ -1024,7 +967,10 @@ fn recorded(ips: Vec<Ip>) -> FakeCluster {
         v4: using(3, "10.16.0.20-10.16.0.21,10.16.0.30"),
         v6: using(3, "fd00:10:16::20-fd00:10:16::21,fd00:10:16::30"),
     };
-    let mut attach = subnet("attach-net", "172.17.0.0/24", "172.17.0.1");
+    let mut attach = subnet(
+        "attach-net",
+        json!({"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1"}),
+    );
     attach.in_use = InUse {
         v4: using(2, "172.17.0.10-172.17.0.11"),
         ..InUse::default()
@@ -1038,45 +984,27 @@ fn recorded_ips() -> Vec<Ip> {
     vec![
         ip(
             "other.default",
-            "ovn-default",
-            "10.16.0.20",
-            "other",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "other", "namespace": "default"}),
         ),
         ip(
             "app-1.default",
-            "ovn-default",
-            "10.16.0.21,fd00:10:16::21",
-            "app-1",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.21,fd00:10:16::21", "podName": "app-1", "namespace": "default"}),
         ),
         ip(
             "web-0.default",
-            "ovn-default",
-            "10.16.0.30",
-            "web-0",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.30", "podName": "web-0", "namespace": "default"}),
         ),
         ip(
             "stale.default",
-            "ovn-default",
-            "10.16.0.40",
-            "stale",
-            "default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.40", "podName": "stale", "namespace": "default"}),
         ),
         ip(
             "app-1.default.attach.default.ovn",
-            "attach-net",
-            "172.17.0.10",
-            "app-1",
-            "default",
+            json!({"subnet": "attach-net", "ipAddress": "172.17.0.10", "podName": "app-1", "namespace": "default"}),
         ),
         ip(
             "other.default.attach",
-            "attach-net",
-            "172.17.0.11",
-            "other",
-            "default",
+            json!({"subnet": "attach-net", "ipAddress": "172.17.0.11", "podName": "other", "namespace": "default"}),
         ),
     ]
 }
@@ -1093,25 +1021,7 @@ fn judged(
 ) -> (Result<(), Denial>, Vec<String>) {
     cluster.lookups.borrow_mut().clear();
     let annotations = annotations(pairs);
-    let owners: Vec<OwnerReference> = controller
-        .iter()
-        .filter(|w| w.kind == WorkloadKind::StatefulSet)
-        .map(|w| OwnerReference {
-            api_version: "apps/v1".into(),
-            kind: "StatefulSet".into(),
-            name: w.name.clone(),
-            controller: true,
-        })
-        .collect();
-    let claim = Claim {
-        annotations: &annotations,
-        namespace: "default",
-        owner_name: name,
-        subject: Subject::Pod {
-            statefulset: statefulset_pod(name, &owners),
-            controller,
-        },
-    };
+    let claim = pod_claim(name, &annotations, controller);
     let decision = validate(&claim, settings, cluster);
     (decision, cluster.lookups.take())
 }
@@ -1361,10 +1271,7 @@ fn pool_groups_and_siblings_with_the_record() {
     let mut siblings = recorded_ips();
     siblings[2] = ip(
         "web-6f5c8d7b9-q7w2f.default",
-        "ovn-default",
-        "10.16.0.30",
-        "web-6f5c8d7b9-q7w2f",
-        "default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.30", "podName": "web-6f5c8d7b9-q7w2f", "namespace": "default"}),
     );
     let c2 = recorded(siblings);
     let taken = [(IP_POOL, "10.16.0.30"), LS];
@@ -1459,7 +1366,7 @@ mod record_properties {
                     if *dual && *a < 6 {
                         held = format!("{held},{}", address(a + 6));
                     }
-                    ip(&format!("{pod}.{ns}"), "ovn-default", &held, pod, ns)
+                    ip(&format!("{pod}.{ns}"), json!({"subnet": "ovn-default", "ipAddress": held, "podName": pod, "namespace": ns}))
                 })
                 .collect();
             let mut c = recorded(ips.clone());
@@ -1479,12 +1386,7 @@ mod record_properties {
             prop_assert_eq!(with, without, "{} {:?}", value, ips);
             let on = workload(WorkloadKind::StatefulSet, "web", &pairs, &c);
             let written = annotations(&pairs);
-            let claim = Claim {
-                annotations: &written,
-                namespace: "default",
-                owner_name: "web",
-                subject: Subject::Workload(Workload { kind: WorkloadKind::StatefulSet, name: "web".into() }),
-            };
+            let claim = workload_claim(WorkloadKind::StatefulSet, "web", &written);
             prop_assert_eq!(on, validate(&claim, &off, &c));
         }
     }

@@ -1,11 +1,7 @@
 use super::*;
-use crate::k8s::fake::FakeCluster;
+use crate::k8s::fake::{FakeCluster, from_value, object, subnet};
 use crate::k8s::objects::{BigInt, Service, Vpc};
 use serde_json::{Value, json};
-
-fn subnet(name: &str, spec: Value) -> Subnet {
-    crate::k8s::fake::from_value(json!({"metadata": {"name": name}, "spec": spec})).expect("subnet")
-}
 
 fn settings(service_ip: Option<&str>) -> Settings {
     Settings {
@@ -269,11 +265,10 @@ fn spec_checks_in_upstream_order() {
 
 #[test]
 fn apiserver_address_is_looked_up_only_when_reached() {
-    let svc: Service = crate::k8s::fake::from_value(json!({
-        "metadata": {"name": "kubernetes"},
-        "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:10:96::1"]}
-    }))
-    .expect("service");
+    let svc: Service = object(
+        "kubernetes",
+        json!({"spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:10:96::1"]}}),
+    );
     let cluster = FakeCluster {
         kubernetes_service: Some(svc),
         ..FakeCluster::default()
@@ -500,12 +495,11 @@ fn egress_gateways_need_their_own_routing_table() {
 #[test]
 fn create_checks_vpc_names_and_custom_vpc_namespaces() {
     let vpc = |name: &str, namespaces: Value, standby: bool, default: bool| -> Vpc {
-        crate::k8s::fake::from_value(json!({
-            "metadata": {"name": name},
-            "spec": {"namespaces": namespaces},
-            "status": {"standby": standby, "default": default}
-        }))
-        .expect("vpc")
+        let status = json!({"standby": standby, "default": default});
+        object(
+            name,
+            json!({"spec": {"namespaces": namespaces}, "status": status}),
+        )
     };
     let cluster = FakeCluster {
         vpcs: vec![
@@ -552,10 +546,7 @@ fn update_rules_come_first() {
     let settings = settings(Some("10.96.0.1"));
     let context = Context::new(&settings, &cluster);
     let with = |spec: Value, status: Value| -> Subnet {
-        crate::k8s::fake::from_value(
-            json!({"metadata": {"name": "s"}, "spec": spec, "status": status}),
-        )
-        .expect("subnet")
+        object("s", json!({"spec": spec, "status": status}))
     };
     let old = with(
         json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.1"}),
@@ -643,10 +634,7 @@ fn update_rules_come_first() {
 
 #[test]
 fn delete_is_refused_while_addresses_are_in_use() {
-    let with = |status: Value| -> Subnet {
-        crate::k8s::fake::from_value(json!({"metadata": {"name": "s"}, "status": status}))
-            .expect("subnet")
-    };
+    let with = |status: Value| -> Subnet { object("s", json!({"status": status})) };
     let in_use = Err(Denial::forbidden(
         "can't delete subnet when any IPs in Using",
     ));
@@ -662,8 +650,7 @@ fn delete_is_refused_while_addresses_are_in_use() {
     assert_eq!(validate_delete(&with(json!({"v4usingIPs": 7}))), in_use);
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "2"}))), in_use);
     assert_eq!(validate_delete(&with(json!({"v6usingIPs": "-1"}))), in_use);
-    let undecodable =
-        crate::k8s::fake::from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
+    let undecodable = from_value::<Subnet>(json!({"status": {"v4usingIPs": "abc"}}));
     assert!(undecodable.is_err());
 }
 

@@ -134,6 +134,7 @@ fmt:
 # The layer rule of docs/architecture.md, and nothing from another
 # project's code (scripts/check-provenance.py).
 lint:
+	python3 scripts/check-layers.py --self-test
 	python3 scripts/check-layers.py
 	python3 scripts/check-provenance.py --self-test
 	python3 scripts/check-provenance.py

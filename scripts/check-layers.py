@@ -12,6 +12,13 @@ through others (the module graph has no cycle). A module's own test file
 
 Uses are found as text: `use crate::…`, `crate::…` paths in code, and
 `super::…` resolved against the file's module path. Comments are skipped.
+
+And docs/architecture.md's layer table names every module: a file under
+src/ (tests.rs aside) is named by its path in backticks in a row of that
+table (`checks/nat/ovn.rs`, `checks/nat/{gateway,iptables,ovn}`), or by its
+own name in backticks after its parent's path in the same row
+(`checks/static_ip` (… `network`, `conflicts` …)). A module missing from
+the table fails, as does a path in the table that names no module.
 """
 
 import re
@@ -20,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
 # Highest first. Each layer may use only itself and the layers after it.
 LAYERS = ["lib", "checks", "admission", "settings", "k8s", "upstream"]
@@ -133,6 +141,7 @@ def main() -> int:
                     f"which `{a}` may not use"
                 )
     errors += cycles(graph)
+    errors += unnamed(modules)
     for e in sorted(set(errors)):
         print(e)
     if errors:
@@ -141,6 +150,45 @@ def main() -> int:
     print(f"check-layers: {len(files)} files, {sum(len(v) for v in graph.values())} module uses, "
           f"layers {' > '.join(LAYERS)}: no upward use, no cycle")
     return 0
+
+
+def expand(token: str) -> list[str]:
+    """`a/{b,c}` as `a/b`, `a/c`; `x.rs` and `x/` as `x`."""
+    m = re.fullmatch(r"(.*)\{([^{}]*)\}(.*)", token)
+    if m:
+        return [t for part in m.group(2).split(",") for t in expand(m.group(1) + part.strip() + m.group(3))]
+    return [re.sub(r"(\.rs|/)$", "", token)]
+
+
+def unnamed(modules: set[tuple[str, ...]]) -> list[str]:
+    """The modules docs/architecture.md's layer table leaves out, and the paths it names in vain."""
+    text = ARCHITECTURE.read_text()
+    start = text.find("| layer | modules |")
+    rows = [line for line in text[start:].splitlines() if line.startswith("|")] if start >= 0 else []
+    if not rows:
+        return [f"{ARCHITECTURE.relative_to(ROOT)}: no layer table (`| layer | modules | may use |`)"]
+    named: set[str] = set()
+    paths: set[str] = set()
+    for row in rows:
+        cells = row.split("|")
+        modules_cell = cells[2] if len(cells) > 2 else ""
+        parents: list[str] = []
+        for token in re.findall(r"`([^`]+)`", modules_cell):
+            for name in expand(token.strip().removeprefix("src/")):
+                if re.search(r"\.\w+$", name):
+                    continue  # upstream/README.md: a file, not a module
+                if name.split("/")[0] in LAYERS:
+                    parents = [name]
+                    paths.add(name)
+                    # A module's parents are named with it (`checks/nat/ovn`: `checks/nat`, `checks`).
+                    named.update("/".join(name.split("/")[:n]) for n in range(1, name.count("/") + 2))
+                elif re.fullmatch(r"[a-z_]+", name):
+                    named.update(f"{p}/{name}" for p in parents)
+    files = {"/".join(m) for m in modules if m and m[-1] != "tests"} | {"lib"}
+    where = ARCHITECTURE.relative_to(ROOT)
+    out = [f"{where}: module src/{m}.rs is not named in the layer table" for m in sorted(files - named)]
+    out += [f"{where}: the layer table names `{p}`, which is no module under src/" for p in sorted(paths - files)]
+    return out
 
 
 def cycles(graph: dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[str]:
@@ -177,5 +225,17 @@ def cycles(graph: dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[str]:
     return out
 
 
+def self_test() -> int:
+    """The table check finds a module left out and a row naming nothing."""
+    modules = {tuple(module_of(f)) for f in SRC.rglob("*.rs")}
+    base = set(unnamed(modules))
+    extra = set(unnamed(modules | {("checks", "made_up")})) - base
+    fails = [] if any("src/checks/made_up.rs is not named" in e for e in extra) else ["a module left out is not found"]
+    print(f"check-layers self-test: {1 - len(fails)} passed, {len(fails)} failed")
+    for f in fails:
+        print(f)
+    return 1 if fails else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(self_test() if sys.argv[1:] == ["--self-test"] else main())

@@ -21,7 +21,7 @@
    PolicyServer defined here, with the module and the lookups metadata.yml
    declares; no policy skips objects by a label a tenant can set; the
    policy-server's ServiceAccount is granted exactly the verbs its lookups
-   need (LOOKUPS below, from src/k8s/cluster.rs), no more; the audit scanner
+   need (LOOKUPS below, from src/k8s/cluster/), no more; the audit scanner
    may list every kubeovn.io kind it replays; the PolicyServer is highly
    available, and a ValidatingAdmissionPolicy bound with Deny keeps every
    namespaced AdmissionPolicy and AdmissionPolicyGroup (each version the

@@ -3,7 +3,7 @@
 //! in-cluster ServiceAccount), reached over HTTP/1.1 with rustls (ureq), and
 //! its failures turned into the errors kube-rs gives policy-evaluator.
 
-use crate::cluster;
+use crate::answers;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::{BufReader, Read};
@@ -41,7 +41,7 @@ impl HostError {
                 .to_string()
         };
         HostError {
-            message: cluster::api_error(status),
+            message: answers::api_error(status),
             cause: Some(format!("{}: {}", text("message"), text("reason"))),
         }
     }

@@ -29,7 +29,7 @@
 #                           API server stand-in; then our host's answers vs kwctl's
 #   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
 #   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
-#   make e2e-kop-serve      the same through kop-serve (testhost/), no Kubewarden binary needed
+#   make e2e-kop-serve      the same through kop-serve (kop-serve/), no Kubewarden binary needed
 #   make cluster-bin        kube-apiserver, kubectl, etcd from Go modules into target/cluster/bin
 #   make controller-manager-bin  kube-controller-manager from Go modules (controller-oracle only)
 #   make e2e-cluster        the policy judged by a real kube-apiserver, served by kop-serve
@@ -149,9 +149,10 @@ kinds.json: src/k8s/kinds.rs
 unit-tests:
 	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy
 
-# The compiled module in the waPC host (testhost/tests/).
+# The compiled module in the waPC host (testhost/tests/), and kop-serve's
+# own tests.
 host-tests: policy.wasm
-	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost -p kop-serve
 
 # Each step of scripts/suite.py is a target of this file; a step that
 # prints a `SKIPPED:` line counts as skipped, not passed.
@@ -293,12 +294,12 @@ e2e-policy-server-run: annotated-policy.wasm
 	python3 e2e/policy_server.py annotated-policy.wasm
 
 # The same examples through kop-serve, this repository's stand-in for
-# policy-server (testhost/src/serve/), over TLS, its lookups going to the
+# policy-server (kop-serve/), over TLS, its lookups going to the
 # API server stand-in over HTTPS with a bearer token; compared with kop-run's
 # answers (kwctl's where it is on PATH and the module annotated).
 .PHONY: e2e-kop-serve
 e2e-kop-serve: policy.wasm
-	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve --bin kop-run
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p kop-serve -p testhost --bin kop-serve --bin kop-run
 	python3 e2e/policy_server.py policy.wasm --server target/host/kop-serve \
 		--kop-run target/host/kop-run --standin-tls
 
@@ -372,7 +373,7 @@ controller-manager-bin:
 	bash e2e/cluster/controller-manager/build.sh
 
 kop-serve:
-	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin kop-serve
+	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p kop-serve
 
 # tools/stall-check: kube-rs watch caches created as Kubewarden's
 # policy-evaluator creates them, on the policy-server's own locked kube,

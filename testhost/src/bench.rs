@@ -167,17 +167,35 @@ pub fn push_ippools(cluster: &mut ClusterState, pools: usize) -> Result<(), BoxE
     Ok(())
 }
 
+/// A CREATE of `object` by `kubernetes-admin`: its name and namespace from
+/// its metadata; `kind` is (group, version, kind, resource).
+fn create_request(
+    uid: &str,
+    (group, version, kind, resource): (&str, &str, &str, &str),
+    object: Value,
+) -> Value {
+    let mut request = json!({
+        "uid": uid,
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "name": object["metadata"]["name"], "operation": "CREATE",
+        "userInfo": {"username": "kubernetes-admin"},
+    });
+    if let Some(namespace) = object["metadata"].get("namespace") {
+        request["namespace"] = namespace.clone();
+    }
+    request["object"] = object;
+    request
+}
+
 /// An IPPool CREATE in subnet 0 with these entries.
 pub fn ippool_request(ips: &[String]) -> Value {
-    json!({
-        "uid": "8b6e7f4d-1a5c-4e9b-8d0f-3c4d5e6f7a81",
-        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "IPPool"},
-        "resource": {"group": "kubeovn.io", "version": "v1", "resource": "ippools"},
-        "name": "new-pool", "operation": "CREATE",
-        "userInfo": {"username": "kubernetes-admin"},
-        "object": {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "new-pool"},
-                   "spec": {"subnet": subnet_name(0), "ips": ips}}
-    })
+    create_request(
+        "8b6e7f4d-1a5c-4e9b-8d0f-3c4d5e6f7a81",
+        ("kubeovn.io", "v1", "IPPool", "ippools"),
+        json!({"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "new-pool"},
+               "spec": {"subnet": subnet_name(0), "ips": ips}}),
+    )
 }
 
 /// A Pod CREATE in `default` with these annotations.
@@ -210,35 +228,29 @@ pub fn pod_request(annotations: Value) -> Value {
 
 /// A Deployment CREATE in `default` whose pod template has these annotations.
 pub fn deployment_request(annotations: Value) -> Value {
-    json!({
-        "uid": "6f4c5d2b-9e3a-4c7f-8b8d-1a2b3c4d5e6f",
-        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
-        "name": "static-app", "namespace": "default", "operation": "CREATE",
-        "userInfo": {"username": "kubernetes-admin"},
-        "object": {
+    create_request(
+        "6f4c5d2b-9e3a-4c7f-8b8d-1a2b3c4d5e6f",
+        ("apps", "v1", "Deployment", "deployments"),
+        json!({
             "apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": "static-app", "namespace": "default"},
             "spec": {"replicas": 5, "selector": {"matchLabels": {"app": "static-app"}},
                      "template": {"metadata": {"labels": {"app": "static-app"}, "annotations": annotations},
                                   "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}
-        }
-    })
+        }),
+    )
 }
 
 /// A Subnet CREATE of the default VPC with this CIDR.
 pub fn subnet_request(cidr: &str, gateway: &str) -> Value {
-    json!({
-        "uid": "7a5d6e3c-0f4b-4d8a-9c9e-2b3c4d5e6f70",
-        "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Subnet"},
-        "resource": {"group": "kubeovn.io", "version": "v1", "resource": "subnets"},
-        "name": "new-subnet", "operation": "CREATE",
-        "userInfo": {"username": "kubernetes-admin"},
-        "object": {"apiVersion": "kubeovn.io/v1", "kind": "Subnet",
-                   "metadata": {"name": "new-subnet"},
-                   "spec": {"vpc": "ovn-cluster", "protocol": "IPv4", "cidrBlock": cidr, "gateway": gateway,
-                            "excludeIps": [gateway], "natOutgoing": true, "namespaces": ["team-a"]}}
-    })
+    create_request(
+        "7a5d6e3c-0f4b-4d8a-9c9e-2b3c4d5e6f70",
+        ("kubeovn.io", "v1", "Subnet", "subnets"),
+        json!({"apiVersion": "kubeovn.io/v1", "kind": "Subnet",
+               "metadata": {"name": "new-subnet"},
+               "spec": {"vpc": "ovn-cluster", "protocol": "IPv4", "cidrBlock": cidr, "gateway": gateway,
+                        "excludeIps": [gateway], "natOutgoing": true, "namespaces": ["team-a"]}}),
+    )
 }
 
 /// Host answers computed once per distinct request and then served from

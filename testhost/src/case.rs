@@ -142,6 +142,22 @@ pub fn case_files(dir: &Path) -> Result<Vec<PathBuf>, BoxError> {
     Ok(files)
 }
 
+/// Every `*.json` file of these directories, directory by directory.
+pub fn case_files_of(dirs: &[String]) -> Result<Vec<PathBuf>, BoxError> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        files.extend(case_files(Path::new(dir))?);
+    }
+    Ok(files)
+}
+
+/// A case file's name without `.json`: how the tools' reports name a case.
+pub fn case_label(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,44 +184,37 @@ mod tests {
     #[test]
     fn warnings_follow_rule_4() {
         let w: &[&str] = &["ip_pool has 2 entries for 3 replicas"];
-        // Absent: not compared.
-        assert_eq!(expect(true, None).mismatch(&verdict(true, Some(w))), None);
-        assert_eq!(expect(true, None).mismatch(&verdict(true, None)), None);
-        // `[]`: none, and none in the response counts as [].
-        assert_eq!(expect(true, Some(&[])).mismatch(&verdict(true, None)), None);
-        assert_eq!(
-            expect(true, Some(&[])).mismatch(&verdict(true, Some(&[]))),
-            None
-        );
-        assert!(
-            expect(true, Some(&[]))
-                .mismatch(&verdict(true, Some(w)))
-                .is_some()
-        );
-        // Exact list, in order, whatever the decision.
-        assert_eq!(
-            expect(true, Some(w)).mismatch(&verdict(true, Some(w))),
-            None
-        );
-        assert!(
-            expect(true, Some(w))
-                .mismatch(&verdict(true, None))
-                .is_some()
-        );
-        assert!(
-            expect(true, Some(&["a", "b"]))
-                .mismatch(&verdict(true, Some(&["b", "a"])))
-                .is_some()
-        );
-        assert!(
-            expect(false, Some(&[]))
-                .mismatch(&verdict(false, Some(w)))
-                .is_some()
-        );
-        assert_eq!(
-            expect(false, Some(w)).mismatch(&verdict(false, Some(w))),
-            None
-        );
+        let none: &[&str] = &[];
+        // (allowed, expected warnings, accepted, answered warnings, whether they match)
+        let cases = [
+            // Absent: not compared.
+            (true, None, true, Some(w), true),
+            (true, None, true, None, true),
+            // `[]`: none, and none in the response counts as [].
+            (true, Some(none), true, None, true),
+            (true, Some(none), true, Some(none), true),
+            (true, Some(none), true, Some(w), false),
+            // Exact list, in order, whatever the decision.
+            (true, Some(w), true, Some(w), true),
+            (true, Some(w), true, None, false),
+            (
+                true,
+                Some(&["a", "b"][..]),
+                true,
+                Some(&["b", "a"][..]),
+                false,
+            ),
+            (false, Some(none), false, Some(w), false),
+            (false, Some(w), false, Some(w), true),
+        ];
+        for (allowed, expected, accepted, answered, matches) in cases {
+            let mismatch = expect(allowed, expected).mismatch(&verdict(accepted, answered));
+            assert_eq!(
+                mismatch.is_none(),
+                matches,
+                "expected {expected:?}, answered {answered:?}: {mismatch:?}"
+            );
+        }
         assert!(
             serde_json::from_str::<Expect>(r#"{"allowed": true}"#)
                 .is_ok_and(|e| e.warnings.is_none())

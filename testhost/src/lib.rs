@@ -10,7 +10,6 @@ pub mod bench;
 pub mod case;
 pub mod cluster;
 pub mod e2e;
-pub mod serve;
 pub mod session;
 
 use cluster::ClusterState;

@@ -9,6 +9,9 @@
 //! them unchanged.
 
 use crate::BoxError;
+use kop_serve::requests::{
+    GetResourceRequest, ListAllResourcesRequest, ListResourcesByNamespaceRequest,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;
@@ -66,41 +69,13 @@ pub enum CallbackRequest {
     },
 }
 
-/// The request structs the SDK sends, as JSON.
-#[derive(Deserialize)]
-struct SdkList {
-    api_version: String,
-    kind: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    label_selector: Option<String>,
-    #[serde(default)]
-    field_selector: Option<String>,
-    #[serde(default)]
-    field_masks: Option<BTreeSet<String>>,
-}
-
-#[derive(Deserialize)]
-struct SdkGet {
-    api_version: String,
-    kind: String,
-    name: String,
-    #[serde(default)]
-    namespace: Option<String>,
-    #[serde(default)]
-    disable_cache: bool,
-    #[serde(default)]
-    field_masks: Option<BTreeSet<String>>,
-}
-
 impl CallbackRequest {
     /// The request a `kubewarden/kubernetes/<operation>` host call carries,
     /// as the policy-server turns it into a callback request.
     pub fn from_host_call(operation: &str, payload: &[u8]) -> Result<Self, BoxError> {
         Ok(match operation {
             "list_resources_all" => {
-                let r: SdkList = serde_json::from_slice(payload)?;
+                let r: ListAllResourcesRequest = serde_json::from_slice(payload)?;
                 CallbackRequest::KubernetesListResourceAll {
                     api_version: r.api_version,
                     kind: r.kind,
@@ -110,18 +85,18 @@ impl CallbackRequest {
                 }
             }
             "list_resources_by_namespace" => {
-                let r: SdkList = serde_json::from_slice(payload)?;
+                let r: ListResourcesByNamespaceRequest = serde_json::from_slice(payload)?;
                 CallbackRequest::KubernetesListResourceNamespace {
                     api_version: r.api_version,
                     kind: r.kind,
-                    namespace: r.namespace.unwrap_or_default(),
+                    namespace: r.namespace,
                     label_selector: r.label_selector,
                     field_selector: r.field_selector,
                     field_masks: r.field_masks,
                 }
             }
             "get_resource" => {
-                let r: SdkGet = serde_json::from_slice(payload)?;
+                let r: GetResourceRequest = serde_json::from_slice(payload)?;
                 CallbackRequest::KubernetesGetResource {
                     api_version: r.api_version,
                     kind: r.kind,

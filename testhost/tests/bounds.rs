@@ -153,25 +153,25 @@ fn a_one_mebibyte_annotation() {
     assert!(took < LIMIT, "{took:?}");
 }
 
+/// A Pod's annotations: `ip_address` 10.0.0.9 and, for each of 5 000
+/// attachment networks `n{i}.d.kubernetes.io`, these (key, value) pairs.
+fn five_thousand_networks(per_network: &[(&str, &str)]) -> Value {
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.0.0.9"));
+    for i in 0..5_000 {
+        for (key, value) in per_network {
+            annotations.insert(format!("n{i}.d.kubernetes.io/{key}"), json!(value));
+        }
+    }
+    Value::Object(annotations)
+}
+
 #[test]
 fn five_thousand_attachment_networks() {
     // Annotations are capped at 256 KiB by the API server: about 5 000
     // attachment networks each with an ip_family and an ip_address.
-    let policy = policy();
-    let mut annotations = serde_json::Map::new();
-    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.0.0.9"));
-    for i in 0..5_000 {
-        annotations.insert(format!("n{i}.d.kubernetes.io/ip_family"), json!("ipv4"));
-        annotations.insert(
-            format!("n{i}.d.kubernetes.io/ip_address"),
-            json!("10.1.0.1"),
-        );
-    }
-    let (verdict, took) = decide(
-        &policy,
-        Value::Object(annotations),
-        pod_cluster(10, 1).expect("cluster"),
-    );
+    let annotations = five_thousand_networks(&[("ip_family", "ipv4"), ("ip_address", "10.1.0.1")]);
+    let (verdict, took) = decide(&policy(), annotations, pod_cluster(10, 1).expect("cluster"));
     println!("5 000 attachment networks with ip_family: {took:?}");
     assert!(verdict.code.is_some() || verdict.accepted, "{verdict:?}");
     assert!(took < LIMIT, "{took:?}");
@@ -180,17 +180,8 @@ fn five_thousand_attachment_networks() {
 #[test]
 fn five_thousand_invalid_annotations() {
     // Each one an error of its own: the aggregate message stays linear to build.
-    let policy = policy();
-    let mut annotations = serde_json::Map::new();
-    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.0.0.9"));
-    for i in 0..5_000 {
-        annotations.insert(format!("n{i}.d.kubernetes.io/ingress_rate"), json!("fast"));
-    }
-    let (verdict, took) = decide(
-        &policy,
-        Value::Object(annotations),
-        pod_cluster(10, 1).expect("cluster"),
-    );
+    let annotations = five_thousand_networks(&[("ingress_rate", "fast")]);
+    let (verdict, took) = decide(&policy(), annotations, pod_cluster(10, 1).expect("cluster"));
     println!("5 000 invalid bandwidth annotations: {took:?}");
     assert_eq!(verdict.code, Some(400));
     assert!(

@@ -73,14 +73,6 @@ fn kinds(list: &Value) -> BTreeSet<(String, String)> {
 
 /// (apiGroup, resource, operation) triples of a list of webhook rules.
 fn rule_triples(rules: &Value) -> BTreeSet<(String, String, String)> {
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect()
-    };
     let mut out = BTreeSet::new();
     for rule in rules.as_array().into_iter().flatten() {
         for group in strings(&rule["apiGroups"]) {

@@ -6,9 +6,9 @@
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use testhost::Policy;
 use testhost::case::{Case, case_files};
 use testhost::cluster::{ClusterState, Failure};
+use testhost::{HostCall, Policy, Verdict};
 
 fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -23,6 +23,75 @@ fn policy() -> &'static Policy {
             .unwrap_or_else(|e| panic!("{e}: build it first with `make policy.wasm`"))
     })
 }
+
+/// The policy's answer to `request` with empty settings, and its host calls.
+fn validate(request: &Value, cluster: ClusterState) -> (Verdict, Vec<HostCall>) {
+    validate_with(request, &json!({}), cluster)
+}
+
+/// The policy's answer to `request` with these settings, and its host calls.
+fn validate_with(
+    request: &Value,
+    settings: &Value,
+    cluster: ClusterState,
+) -> (Verdict, Vec<HostCall>) {
+    policy()
+        .validate(request, settings, cluster)
+        .expect("answer")
+}
+
+/// The policy's answer when every lookup of `(apiVersion, kind)` in
+/// `cluster` fails as `failure`: an answer, never a trap.
+fn verdict_when_failing(
+    request: &Value,
+    settings: &Value,
+    mut cluster: ClusterState,
+    (api_version, kind): (&str, &str),
+    failure: &Failure,
+) -> Verdict {
+    cluster.fail(api_version, kind, failure.clone());
+    policy()
+        .validate(request, settings, cluster)
+        .unwrap_or_else(|e| panic!("{kind} {failure:?}: the policy did not answer: {e}"))
+        .0
+}
+
+/// Asserts a 400 whose message starts with `prefix`; `context` names the
+/// case in the failure's text.
+fn assert_400(verdict: &Verdict, prefix: &str, context: &str) {
+    let message = verdict.message.as_deref().unwrap_or_default();
+    assert_eq!(verdict.code, Some(400), "{context}: {message}");
+    assert!(message.starts_with(prefix), "{context}: {message}");
+}
+
+/// A rejection's code and message.
+fn refusal(verdict: &Verdict) -> (Option<u16>, Option<&str>) {
+    (verdict.code, verdict.message.as_deref())
+}
+
+/// The field masks of a Subnet read by name (I15's record included).
+const SUBNET_BY_NAME_MASKS: &[&str] = &[
+    "spec.cidrBlock",
+    "spec.excludeIps",
+    "spec.gateway",
+    "status.v4usingIPrange",
+    "status.v4usingIPs",
+    "status.v6usingIPrange",
+    "status.v6usingIPs",
+];
+
+/// The field masks of the IP lists.
+const IP_MASKS: &[&str] = &[
+    "spec.ipAddress",
+    "spec.namespace",
+    "spec.podName",
+    "spec.subnet",
+    "spec.v4IpAddress",
+    "spec.v6IpAddress",
+];
+
+/// The field masks of the list of every IPPool.
+const IPPOOL_MASKS: &[&str] = &["spec.ips", "spec.namespaces", "spec.subnet"];
 
 /// The Pod and workload kinds: those whose IP lookups are narrowed.
 const POD_AND_WORKLOAD_KINDS: &[&str] = &[
@@ -78,6 +147,11 @@ fn pod(annotations: Value) -> Value {
     })
 }
 
+/// The policy's answer to a Pod with these annotations in [`cluster`].
+fn validate_pod(annotations: Value) -> (Verdict, Vec<HostCall>) {
+    validate(&pod(annotations), cluster())
+}
+
 fn cluster() -> ClusterState {
     ClusterState::from_json(&cluster_json()).expect("cluster")
 }
@@ -101,13 +175,12 @@ fn cluster_json() -> Value {
 
 #[test]
 fn seed_example_is_denied_with_upstreams_message() {
-    let (verdict, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.15", "ovn.kubernetes.io/logical_switch": "ovn-default"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, calls) = validate(
+        &pod(
+            json!({"ovn.kubernetes.io/ip_address": "10.16.0.15", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+        ),
+        cluster(),
+    );
     assert!(!verdict.accepted);
     assert_eq!(verdict.code, Some(403));
     assert_eq!(
@@ -152,45 +225,19 @@ fn seed_example_is_denied_with_upstreams_message() {
         json!("metadata.name=ovn-default")
     );
     for call in &calls[3..5] {
-        assert_eq!(
-            call.payload["field_masks"],
-            json!([
-                "spec.ipAddress",
-                "spec.namespace",
-                "spec.podName",
-                "spec.subnet",
-                "spec.v4IpAddress",
-                "spec.v6IpAddress"
-            ])
-        );
+        assert_eq!(call.payload["field_masks"], json!(IP_MASKS));
     }
 }
 
 #[test]
 fn a_free_address_is_admitted_after_looking_up_its_subnet() {
-    let (verdict, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, calls) = validate_pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"}));
     assert!(verdict.accepted, "{verdict:?}");
-    let ops: Vec<String> = calls
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {}",
-                c.operation,
-                c.payload["kind"].as_str().unwrap_or_default()
-            )
-        })
-        .collect();
     // The pod's Subnet is read once, for its record of what is in use (I15;
     // it has none) and for I6; every IPPool once, for those reserved for
     // other namespaces (I19).
     assert_eq!(
-        ops,
+        operations(&calls),
         [
             "list_resources_all Namespace",
             "list_resources_all Subnet",
@@ -242,13 +289,13 @@ fn recorded_cluster() -> ClusterState {
 #[test]
 fn a_subnets_record_spares_the_ip_lookups() {
     let ask = |address: &str, settings: Value| {
-        let (verdict, calls) = policy()
-            .validate(
-                &pod(json!({"ovn.kubernetes.io/ip_address": address, "ovn.kubernetes.io/logical_switch": "ovn-default"})),
-                &settings,
-                recorded_cluster(),
-            )
-            .expect("answer");
+        let (verdict, calls) = validate_with(
+            &pod(
+                json!({"ovn.kubernetes.io/ip_address": address, "ovn.kubernetes.io/logical_switch": "ovn-default"}),
+            ),
+            &settings,
+            recorded_cluster(),
+        );
         let ops: Vec<String> = calls
             .iter()
             .map(|c| {
@@ -278,18 +325,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
             "list_resources_all IPPool "
         ]
     );
-    assert_eq!(
-        calls[1].payload["field_masks"],
-        json!([
-            "spec.cidrBlock",
-            "spec.excludeIps",
-            "spec.gateway",
-            "status.v4usingIPrange",
-            "status.v4usingIPs",
-            "status.v6usingIPrange",
-            "status.v6usingIPs"
-        ])
-    );
+    assert_eq!(calls[1].payload["field_masks"], json!(SUBNET_BY_NAME_MASKS));
     // In use by the pod's own IP object: one GET, no IP list, and never
     // kept in the policy-server's cache of GETs (a name per pod).
     let (verdict, ops, calls) = ask("10.16.0.20", json!({}));
@@ -338,58 +374,31 @@ fn a_subnets_record_spares_the_ip_lookups() {
 
 #[test]
 fn pods_without_static_ips_make_no_lookups() {
-    let (verdict, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/mac_address": "nonsense"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, calls) = validate_pod(json!({"ovn.kubernetes.io/mac_address": "nonsense"}));
     assert!(verdict.accepted);
     assert!(calls.is_empty(), "{calls:?}");
 }
 
 #[test]
 fn ippool_name_is_found_among_every_ippool() {
-    let (ok, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-a"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (ok, calls) = validate_pod(json!({"ovn.kubernetes.io/ip_pool": "pool-a"}));
     assert!(ok.accepted, "{ok:?}");
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].operation, "list_resources_all");
     assert_eq!(calls[0].payload["kind"], "IPPool");
     assert_eq!(calls[0].payload["field_selector"], Value::Null);
-    assert_eq!(
-        calls[0].payload["field_masks"],
-        json!(["spec.ips", "spec.namespaces", "spec.subnet"])
-    );
+    assert_eq!(calls[0].payload["field_masks"], json!(IPPOOL_MASKS));
 
-    let (missing, _) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_pool": "pool-b"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (missing, _) = validate_pod(json!({"ovn.kubernetes.io/ip_pool": "pool-b"}));
     assert_eq!(
         (missing.accepted, missing.code, missing.message.as_deref()),
         (false, Some(403), Some("ippool \"pool-b\" not found"))
     );
 
     // Not a valid object name: it cannot exist, so it is not asked for.
-    let (odd, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_pool": "Pool B"})),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (odd, calls) = validate_pod(json!({"ovn.kubernetes.io/ip_pool": "Pool B"}));
     assert_eq!(
-        (odd.code, odd.message.as_deref()),
+        refusal(&odd),
         (Some(403), Some("ippool \"Pool B\" not found"))
     );
     assert!(calls.is_empty(), "{calls:?}");
@@ -413,36 +422,28 @@ fn lookup_failures_are_400_rejections_naming_what_failed() {
         ),
     ];
     for (failure, want) in scripted {
-        let mut cluster = cluster();
-        cluster.fail("kubeovn.io/v1", "IP", failure.clone());
-        let (verdict, _) = policy()
-            .validate(&request, &json!({}), cluster)
-            .expect("answer");
+        let verdict = verdict_when_failing(
+            &request,
+            &json!({}),
+            cluster(),
+            ("kubeovn.io/v1", "IP"),
+            &failure,
+        );
         assert!(!verdict.accepted, "{failure:?}");
-        assert_eq!(verdict.code, Some(400), "{failure:?}");
-        let message = verdict.message.unwrap_or_default();
-        assert!(message.starts_with(want), "{failure:?}: {message}");
+        assert_400(&verdict, want, &format!("{failure:?}"));
     }
 
-    let mut failing_ns = cluster();
-    failing_ns.fail(
-        "v1",
-        "Namespace",
-        Failure::Error("forbidden: cannot get namespaces".into()),
+    let verdict = verdict_when_failing(
+        &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
+        &json!({}),
+        cluster(),
+        ("v1", "Namespace"),
+        &Failure::Error("forbidden: cannot get namespaces".into()),
     );
-    let (verdict, _) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"})),
-            &json!({}),
-            failing_ns,
-        )
-        .expect("answer");
-    assert_eq!(verdict.code, Some(400));
-    assert!(
-        verdict
-            .message
-            .unwrap_or_default()
-            .starts_with("cannot get v1 Namespace \"default\": ")
+    assert_400(
+        &verdict,
+        "cannot get v1 Namespace \"default\": ",
+        "Namespace",
     );
 }
 
@@ -459,9 +460,7 @@ fn an_empty_ip_list_finds_no_conflict() {
     let request = pod(
         json!({"ovn.kubernetes.io/ip_address": "10.16.0.15", "ovn.kubernetes.io/logical_switch": "ovn-default"}),
     );
-    let (verdict, _) = policy()
-        .validate(&request, &json!({}), cluster)
-        .expect("answer");
+    let (verdict, _) = validate(&request, cluster);
     assert!(verdict.accepted, "{verdict:?}");
 }
 
@@ -493,18 +492,16 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
     request["object"] = Value::Null;
     let verdict = instance.validate(&request, &json!({})).expect("answer");
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (Some(400), Some("there is no content to decode"))
     );
 
     // A value of the wrong type is named by its path; a text that is not
     // JSON by its line and column.
-    let subnet = new_subnet("s", json!({"cidrBlock": 7}));
-    let verdict = instance
-        .validate(&subnet_request("CREATE", subnet, Value::Null), &json!({}))
-        .expect("answer");
+    let subnet = subnet_create("s", json!({"cidrBlock": 7}));
+    let verdict = instance.validate(&subnet, &json!({})).expect("answer");
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (
             Some(400),
             Some(
@@ -516,7 +513,7 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
         .validate_raw(br#"{"request": {"kind": {"kind": "Pod"}, "operation": "CREATE",}}"#)
         .expect("answer");
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (
             Some(400),
             Some("cannot decode the validation request: trailing comma at line 1 column 61")
@@ -528,15 +525,11 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
 fn other_kinds_and_operations_are_accepted() {
     let mut request = pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.15"}));
     request["operation"] = json!("UPDATE");
-    let (verdict, calls) = policy()
-        .validate(&request, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&request, cluster());
     assert!(verdict.accepted && calls.is_empty());
     request["operation"] = json!("CREATE");
     request["kind"] = json!({"group": "", "version": "v1", "kind": "Service"});
-    let (verdict, calls) = policy()
-        .validate(&request, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&request, cluster());
     assert!(verdict.accepted && calls.is_empty());
 }
 
@@ -591,11 +584,16 @@ fn subnet_request(operation: &str, object: Value, old_object: Value) -> Value {
     })
 }
 
+/// A CREATE of the Subnet `name` with this spec.
+fn subnet_create(name: &str, spec: Value) -> Value {
+    subnet_request("CREATE", new_subnet(name, spec), Value::Null)
+}
+
 fn new_subnet(name: &str, spec: Value) -> Value {
     json!({"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": name}, "spec": spec})
 }
 
-fn operations(calls: &[testhost::HostCall]) -> Vec<String> {
+fn operations(calls: &[HostCall]) -> Vec<String> {
     calls
         .iter()
         .map(|c| {
@@ -610,21 +608,15 @@ fn operations(calls: &[testhost::HostCall]) -> Vec<String> {
 
 #[test]
 fn subnet_create_lists_subnets_and_vpcs_with_field_masks() {
-    let request = subnet_request(
-        "CREATE",
-        new_subnet(
-            "app",
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
-        ),
-        Value::Null,
+    let request = subnet_create(
+        "app",
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
     );
-    let (verdict, calls) = policy()
-        .validate(
-            &request,
-            &json!({"kubernetesServiceIP": "10.96.0.1"}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, calls) = validate_with(
+        &request,
+        &json!({"kubernetesServiceIP": "10.96.0.1"}),
+        cluster(),
+    );
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
         operations(&calls),
@@ -655,18 +647,12 @@ fn subnet_create_lists_subnets_and_vpcs_with_field_masks() {
     );
 
     // Overlap with ovn-default, whose vpc is set, while the new one's is empty (I8).
-    let request = subnet_request(
-        "CREATE",
-        new_subnet("app", json!({"cidrBlock": "10.16.8.0/24"})),
-        Value::Null,
+    let request = subnet_create("app", json!({"cidrBlock": "10.16.8.0/24"}));
+    let (verdict, calls) = validate_with(
+        &request,
+        &json!({"kubernetesServiceIP": "10.96.0.1"}),
+        cluster(),
     );
-    let (verdict, calls) = policy()
-        .validate(
-            &request,
-            &json!({"kubernetesServiceIP": "10.96.0.1"}),
-            cluster(),
-        )
-        .expect("answer");
     assert_eq!(
         (verdict.accepted, verdict.code, verdict.message.as_deref()),
         (
@@ -691,16 +677,10 @@ fn subnet_apiserver_address_comes_from_the_kubernetes_service() {
                    "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"]}}),
         )
         .expect("service");
-    let request = subnet_request(
-        "CREATE",
-        new_subnet("svc", json!({"cidrBlock": "10.96.0.0/24"})),
-        Value::Null,
-    );
-    let (verdict, calls) = policy()
-        .validate(&request, &json!({}), with_service)
-        .expect("answer");
+    let request = subnet_create("svc", json!({"cidrBlock": "10.96.0.0/24"}));
+    let (verdict, calls) = validate(&request, with_service);
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (
             Some(403),
             Some("subnet svc cidr 10.96.0.0/24 conflicts with k8s apiserver svc ip 10.96.0.1")
@@ -711,29 +691,26 @@ fn subnet_apiserver_address_comes_from_the_kubernetes_service() {
     assert_eq!(calls[0].payload["name"], "kubernetes");
 
     // The Service lookup failing is a 400 naming what could not be read.
-    let mut failing = cluster();
-    failing.fail("v1", "Service", Failure::Error("forbidden".into()));
-    let (verdict, _) = policy()
-        .validate(&request, &json!({}), failing)
-        .expect("answer");
-    assert_eq!(verdict.code, Some(400));
-    assert!(
-        verdict
-            .message
-            .unwrap_or_default()
-            .starts_with("cannot get v1 Service \"default/kubernetes\": "),
+    let forbidden = Failure::Error("forbidden".into());
+    let verdict = verdict_when_failing(
+        &request,
+        &json!({}),
+        cluster(),
+        ("v1", "Service"),
+        &forbidden,
+    );
+    assert_400(
+        &verdict,
+        "cannot get v1 Service \"default/kubernetes\": ",
+        "Service",
     );
 }
 
 #[test]
 fn subnet_list_failures_are_400_rejections() {
-    let request = subnet_request(
-        "CREATE",
-        new_subnet(
-            "app",
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
-        ),
-        Value::Null,
+    let request = subnet_create(
+        "app",
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/24"}),
     );
     for (api_version, kind) in [("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc")] {
         for failure in [
@@ -744,21 +721,16 @@ fn subnet_list_failures_are_400_rejections() {
                     .into_bytes(),
             ),
         ] {
-            let mut failing = cluster();
-            failing.fail(api_version, kind, failure.clone());
-            let (verdict, _) = policy()
-                .validate(
-                    &request,
-                    &json!({"kubernetesServiceIP": "10.96.0.1"}),
-                    failing,
-                )
-                .expect("an answer, not a trap");
-            assert_eq!(verdict.code, Some(400), "{kind} {failure:?}");
-            let message = verdict.message.unwrap_or_default();
-            assert!(
-                message.starts_with(&format!("cannot list {api_version} {kind}: ")),
-                "{kind} {failure:?}: {message}"
+            let settings = json!({"kubernetesServiceIP": "10.96.0.1"});
+            let verdict = verdict_when_failing(
+                &request,
+                &settings,
+                cluster(),
+                (api_version, kind),
+                &failure,
             );
+            let prefix = format!("cannot list {api_version} {kind}: ");
+            assert_400(&verdict, &prefix, &format!("{kind} {failure:?}"));
         }
     }
 }
@@ -767,37 +739,25 @@ fn subnet_list_failures_are_400_rejections() {
 fn subnet_delete_reads_only_the_old_object() {
     let old = json!({"apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": "app"},
                      "spec": {"cidrBlock": "10.17.0.0/24"}, "status": {"v4usingIPs": "2", "v6usingIPs": 0}});
-    let (verdict, calls) = policy()
-        .validate(
-            &subnet_request("DELETE", Value::Null, old.clone()),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, calls) = validate(
+        &subnet_request("DELETE", Value::Null, old.clone()),
+        cluster(),
+    );
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (Some(403), Some("can't delete subnet when any IPs in Using"))
     );
     assert!(calls.is_empty(), "{calls:?}");
     let mut free = old;
     free["status"]["v4usingIPs"] = json!(0);
-    let (verdict, _) = policy()
-        .validate(
-            &subnet_request("DELETE", Value::Null, free),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, _) = validate(&subnet_request("DELETE", Value::Null, free), cluster());
     assert!(verdict.accepted, "{verdict:?}");
-    let (verdict, _) = policy()
-        .validate(
-            &subnet_request("DELETE", Value::Null, Value::Null),
-            &json!({}),
-            cluster(),
-        )
-        .expect("answer");
+    let (verdict, _) = validate(
+        &subnet_request("DELETE", Value::Null, Value::Null),
+        cluster(),
+    );
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (Some(400), Some("there is no content to decode"))
     );
 }
@@ -815,9 +775,7 @@ fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
         "name": "pool-b",
         "object": pool(json!(["10.16.1.1..10.16.1.9", "fd00::/64"])),
     });
-    let (verdict, calls) = policy()
-        .validate(&request, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&request, cluster());
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
         verdict.warnings,
@@ -843,18 +801,13 @@ fn an_ippool_reads_its_subnet_by_name_and_every_pool_once() {
     // Every pool, one watch cache whatever the pool or subnet asked about.
     assert_eq!(calls[3].payload["label_selector"], Value::Null);
     assert_eq!(calls[3].payload["field_selector"], Value::Null);
-    assert_eq!(
-        calls[3].payload["field_masks"],
-        json!(["spec.ips", "spec.namespaces", "spec.subnet"])
-    );
+    assert_eq!(calls[3].payload["field_masks"], json!(IPPOOL_MASKS));
 
     // An UPDATE that leaves spec.ips alone looks nothing up.
     let mut update = request.clone();
     update["operation"] = json!("UPDATE");
     update["oldObject"] = pool(json!(["10.16.1.1..10.16.1.9", "fd00::/64"]));
-    let (verdict, calls) = policy()
-        .validate(&update, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&update, cluster());
     assert!(
         verdict.accepted && verdict.warnings.is_none(),
         "{verdict:?}"
@@ -872,9 +825,7 @@ fn vip_and_ip_get_their_subnet_by_name() {
         "object": {"apiVersion": "kubeovn.io/v1", "kind": "Vip", "metadata": {"name": "vip-a"},
                    "spec": {"subnet": "ovn-default", "v4ip": "10.16.0.200"}},
     });
-    let (verdict, calls) = policy()
-        .validate(&vip, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&vip, cluster());
     assert!(verdict.accepted, "{verdict:?}");
     // The name is looked for in the Vpcs' status (none here) and found
     // among every Subnet's, then read from a watch cache narrowed to it.
@@ -894,27 +845,14 @@ fn vip_and_ip_get_their_subnet_by_name() {
     );
     // One mask set for every Subnet by name, I15's record included, so
     // each name keeps one watch cache.
-    assert_eq!(
-        calls[2].payload["field_masks"],
-        json!([
-            "spec.cidrBlock",
-            "spec.excludeIps",
-            "spec.gateway",
-            "status.v4usingIPrange",
-            "status.v4usingIPs",
-            "status.v6usingIPrange",
-            "status.v6usingIPs"
-        ])
-    );
+    assert_eq!(calls[2].payload["field_masks"], json!(SUBNET_BY_NAME_MASKS));
 
     // A subnet that does not exist: no watch cache narrowed to its name.
     let mut missing = vip.clone();
     missing["object"]["spec"]["subnet"] = json!("abc");
-    let (verdict, calls) = policy()
-        .validate(&missing, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&missing, cluster());
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (Some(400), Some("Subnet.kubeovn.io \"abc\" not found"))
     );
     assert_eq!(
@@ -926,11 +864,9 @@ fn vip_and_ip_get_their_subnet_by_name() {
     // Not a valid object name: it cannot exist, and it is not asked for.
     let mut odd = vip;
     odd["object"]["spec"]["subnet"] = json!("Sub Net");
-    let (verdict, calls) = policy()
-        .validate(&odd, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, calls) = validate(&odd, cluster());
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (Some(400), Some("Subnet.kubeovn.io \"Sub Net\" not found"))
     );
     assert!(calls.is_empty(), "{calls:?}");
@@ -945,11 +881,9 @@ fn vip_and_ip_get_their_subnet_by_name() {
         "oldObject": {"apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "web-0.default"},
                    "spec": {"subnet": "ovn-default", "podName": "web-0", "namespace": "default", "v4IpAddress": "10.16.0.8"}},
     });
-    let (verdict, _) = policy()
-        .validate(&ip, &json!({}), cluster())
-        .expect("answer");
+    let (verdict, _) = validate(&ip, cluster());
     assert_eq!(
-        (verdict.code, verdict.message.as_deref()),
+        refusal(&verdict),
         (
             Some(400),
             Some("ip web-0.default v4IPAddress can not change")
@@ -970,19 +904,13 @@ fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
         if !POD_AND_WORKLOAD_KINDS.contains(&kind) {
             continue;
         }
-        let settings = json!({});
-        let (narrow, _) = policy()
-            .validate(
-                &case.request,
-                &settings,
-                ClusterState::from_json(&case.cluster).expect("cluster"),
-            )
-            .expect("answer");
+        let (narrow, _) = validate(
+            &case.request,
+            ClusterState::from_json(&case.cluster).expect("cluster"),
+        );
         let mut unlabelled = ClusterState::from_json(&case.cluster).expect("cluster");
         unlabelled.strip_labels("ips");
-        let (without_labels, _) = policy()
-            .validate(&case.request, &settings, unlabelled)
-            .expect("answer");
+        let (without_labels, _) = validate(&case.request, unlabelled);
         assert_eq!(narrow, without_labels, "{}", case.name);
         compared += 1;
     }
@@ -998,13 +926,12 @@ fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
                    "spec": {"podName": "other", "namespace": "default", "subnet": long, "ipAddress": "10.9.0.5", "v4IpAddress": "10.9.0.5"}}),
         )
         .expect("ip");
-    let (verdict, calls) = policy()
-        .validate(
-            &pod(json!({"ovn.kubernetes.io/ip_address": "10.9.0.5", "ovn.kubernetes.io/logical_switch": long})),
-            &json!({}),
-            cluster,
-        )
-        .expect("answer");
+    let (verdict, calls) = validate(
+        &pod(
+            json!({"ovn.kubernetes.io/ip_address": "10.9.0.5", "ovn.kubernetes.io/logical_switch": long}),
+        ),
+        cluster,
+    );
     assert_eq!(
         verdict.message.as_deref(),
         Some("annotation static-ip 10.9.0.5 is conflict with ip crd other.default, ip 10.9.0.5")
@@ -1017,11 +944,7 @@ fn narrowed_ip_lookups_find_every_conflict_the_full_list_finds() {
 #[test]
 fn every_lookup_failure_is_a_400_naming_the_lookup() {
     let with_ns = |annotations: Value| pod(annotations);
-    let subnet_create = subnet_request(
-        "CREATE",
-        new_subnet("app", json!({"cidrBlock": "10.17.0.0/24"})),
-        Value::Null,
-    );
+    let subnet_create = subnet_create("app", json!({"cidrBlock": "10.17.0.0/24"}));
     let vpc_delete = json!({
         "uid": "0005", "kind": {"group": "kubeovn.io", "version": "v1", "kind": "Vpc"},
         "operation": "DELETE", "name": "vpc-a",
@@ -1124,12 +1047,13 @@ fn every_lookup_failure_is_a_400_naming_the_lookup() {
     let mut checked = 0;
     for (request, api_version, kind, prefix) in &lookups {
         for failure in failures(kind) {
-            let mut cluster = cluster();
-            cluster.fail(api_version, kind, failure.clone());
-            let (verdict, _) = policy()
-                .validate(request, &json!({}), cluster)
-                .unwrap_or_else(|e| panic!("{kind} {failure:?}: the policy did not answer: {e}"));
-            let message = verdict.message.clone().unwrap_or_default();
+            let verdict = verdict_when_failing(
+                request,
+                &json!({}),
+                cluster(),
+                (api_version, kind),
+                &failure,
+            );
             // A single object may come without its type: `{}` reads as an
             // empty object of the kind asked for, and of an IPPool only its
             // existence is read. Everything else rejects.
@@ -1142,8 +1066,7 @@ fn every_lookup_failure_is_a_400_naming_the_lookup() {
                 continue;
             }
             assert!(!verdict.accepted, "{kind} {failure:?}: accepted");
-            assert_eq!(verdict.code, Some(400), "{kind} {failure:?}: {message}");
-            assert!(message.starts_with(prefix), "{kind} {failure:?}: {message}");
+            assert_400(&verdict, prefix, &format!("{kind} {failure:?}"));
             checked += 1;
         }
     }
@@ -1215,22 +1138,16 @@ fn every_nat_lookup_failure_is_a_400_naming_the_lookup() {
             Failure::Payload(b"not json".to_vec()),
             Failure::Payload(br#"{"kind": "WrongList", "items": [], "apiVersion": "v1"}"#.to_vec()),
         ] {
-            let mut cluster = ClusterState::from_json(&case.cluster).expect("cluster");
-            cluster.fail(api_version, kind, failure.clone());
-            let (verdict, _) = policy()
-                .validate(&case.request, &json!({}), cluster)
-                .unwrap_or_else(|e| panic!("{file} {kind} {failure:?}: no answer: {e}"));
-            let message = verdict.message.clone().unwrap_or_default();
+            let cluster = ClusterState::from_json(&case.cluster).expect("cluster");
+            let verdict = verdict_when_failing(
+                &case.request,
+                &json!({}),
+                cluster,
+                (api_version, kind),
+                &failure,
+            );
             assert!(!verdict.accepted, "{file} {kind} {failure:?}: accepted");
-            assert_eq!(
-                verdict.code,
-                Some(400),
-                "{file} {kind} {failure:?}: {message}"
-            );
-            assert!(
-                message.starts_with(prefix),
-                "{file} {kind} {failure:?}: {message}"
-            );
+            assert_400(&verdict, prefix, &format!("{file} {kind} {failure:?}"));
         }
     }
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use testhost::Policy;
-use testhost::case::{Case, case_files};
+use testhost::case::{Case, case_files_of, case_label};
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,47 +39,42 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let files = match case_files_of(&args[1..]) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let (mut passed, mut failed) = (0usize, 0usize);
-    for dir in &args[1..] {
-        let files = match case_files(Path::new(dir)) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("conformance: {e}");
-                return ExitCode::from(2);
+    for file in files {
+        let label = case_label(&file);
+        let outcome = Case::load(&file).and_then(|case| {
+            let expect = case.expect.clone().ok_or("the case has no expect")?;
+            let got = case.run(&policy)?;
+            if let Some(out) = answers.as_mut() {
+                let line = serde_json::json!({
+                    "file": file.display().to_string(),
+                    "allowed": got.accepted,
+                    "code": got.code,
+                    "message": got.message,
+                    "warnings": got.warnings.clone().unwrap_or_default(),
+                });
+                writeln!(out, "{line}")?;
             }
-        };
-        for file in files {
-            let label = file
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let outcome = Case::load(&file).and_then(|case| {
-                let expect = case.expect.clone().ok_or("the case has no expect")?;
-                let got = case.run(&policy)?;
-                if let Some(out) = answers.as_mut() {
-                    let line = serde_json::json!({
-                        "file": file.display().to_string(),
-                        "allowed": got.accepted,
-                        "code": got.code,
-                        "message": got.message,
-                        "warnings": got.warnings.clone().unwrap_or_default(),
-                    });
-                    writeln!(out, "{line}")?;
-                }
-                Ok(expect
-                    .mismatch(&got)
-                    .map(|m| format!("FAIL {label}: expected {}, got {m}", expect.describe())))
-            });
-            match outcome {
-                Ok(None) => passed += 1,
-                Ok(Some(line)) => {
-                    failed += 1;
-                    println!("{line}");
-                }
-                Err(e) => {
-                    failed += 1;
-                    println!("FAIL {label}: the policy did not answer: {e}");
-                }
+            Ok(expect
+                .mismatch(&got)
+                .map(|m| format!("FAIL {label}: expected {}, got {m}", expect.describe())))
+        });
+        match outcome {
+            Ok(None) => passed += 1,
+            Ok(Some(line)) => {
+                failed += 1;
+                println!("{line}");
+            }
+            Err(e) => {
+                failed += 1;
+                println!("FAIL {label}: the policy did not answer: {e}");
             }
         }
     }

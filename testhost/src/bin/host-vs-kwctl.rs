@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::ExitCode;
 use testhost::BoxError;
-use testhost::case::{Case, case_files};
+use testhost::case::{Case, case_files_of, case_label};
 use testhost::session::{Response, exchanges};
 
 /// A list answer's items in (namespace, name) order.
@@ -68,35 +68,32 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let sessions = Path::new(&args[0]);
+    let files = match case_files_of(&args[1..]) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("host-vs-kwctl: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let (mut passed, mut failed, mut compared) = (0usize, 0usize, 0usize);
-    for dir in &args[1..] {
-        let files = match case_files(Path::new(dir)) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("host-vs-kwctl: {e}");
-                return ExitCode::from(2);
+    for file in files {
+        let stem = case_label(&file);
+        let session = sessions.join(format!("{stem}.yml"));
+        match differences(&file, &session) {
+            Ok((n, diffs)) if diffs.is_empty() => {
+                passed += 1;
+                compared += n;
             }
-        };
-        for file in files {
-            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
-            let stem = stem.unwrap_or_default();
-            let session = sessions.join(format!("{stem}.yml"));
-            match differences(&file, &session) {
-                Ok((n, diffs)) if diffs.is_empty() => {
-                    passed += 1;
-                    compared += n;
+            Ok((n, diffs)) => {
+                failed += 1;
+                compared += n;
+                for d in diffs {
+                    println!("DIFF {stem}: {d}");
                 }
-                Ok((n, diffs)) => {
-                    failed += 1;
-                    compared += n;
-                    for d in diffs {
-                        println!("DIFF {stem}: {d}");
-                    }
-                }
-                Err(e) => {
-                    failed += 1;
-                    println!("DIFF {stem}: {e}");
-                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("DIFF {stem}: {e}");
             }
         }
     }

@@ -85,19 +85,20 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
         let cluster = Arc::new(CachedCluster::new(pod_cluster(ips, subnets)?));
         let per_subnet = ips.div_ceil(subnets);
         let subnet = subnet_name(0);
-        let free = pod_address(0, per_subnet + 7).to_string();
+        // A Pod asking for this address in subnet 0.
+        let static_ip = |address: Ipv4Addr| {
+            let annotations = json!({
+                "ovn.kubernetes.io/logical_switch": subnet,
+                "ovn.kubernetes.io/ip_address": address.to_string(),
+            });
+            payload(pod_request(annotations), json!({}))
+        };
         out.push(Scenario {
             name: "pod-static-ip-free",
             ips,
             subnets,
             pools: 0,
-            payload: payload(
-                pod_request(json!({
-                    "ovn.kubernetes.io/logical_switch": subnet,
-                    "ovn.kubernetes.io/ip_address": free,
-                })),
-                json!({}),
-            )?,
+            payload: static_ip(pod_address(0, per_subnet + 7))?,
             cluster: cluster.clone(),
             allowed: true,
         });
@@ -107,13 +108,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
                 ips,
                 subnets,
                 pools: 0,
-                payload: payload(
-                    pod_request(json!({
-                        "ovn.kubernetes.io/logical_switch": subnet,
-                        "ovn.kubernetes.io/ip_address": pod_address(0, 0).to_string(),
-                    })),
-                    json!({}),
-                )?,
+                payload: static_ip(pod_address(0, 0))?,
                 cluster: cluster.clone(),
                 allowed: false,
             });

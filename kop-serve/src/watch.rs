@@ -9,11 +9,11 @@
 //! evaluation's deadline, longer than any webhook timeout; a slow first LIST
 //! that has not failed is waited for as long as it takes).
 
-use crate::cluster;
-use crate::serve::kube::{ApiClient, ApiFailure};
+use crate::answers;
+use crate::kube::{ApiClient, ApiFailure};
 use serde_json::Value;
 use serde_json::value::RawValue;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::BufRead;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +29,7 @@ pub struct Watched {
     /// `fieldSelector`
     pub field_selector: Option<String>,
     /// The field masks applied to every object kept.
-    pub field_masks: Option<Vec<String>>,
+    pub field_masks: Option<BTreeSet<String>>,
     /// For the log: policy-evaluator's reflector id.
     pub id: String,
 }
@@ -300,7 +300,7 @@ fn log_failure(what: &str, watched: &Watched, failure: &ApiFailure) {
 /// An object as the cache keeps it: policy-evaluator's `modify_object`, as
 /// JSON text.
 fn keep(object: &Value, watched: &Watched) -> Box<RawValue> {
-    let kept = cluster::cached_object(object, watched.field_masks.as_deref());
+    let kept = answers::cached_object(object, watched.field_masks.as_ref());
     serde_json::value::to_raw_value(&kept).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
@@ -486,7 +486,7 @@ mod tests {
                 path: "/apis/kubeovn.io/v1/ips".into(),
                 label_selector: Some("ovn.kubernetes.io/subnet=s1".into()),
                 field_selector: None,
-                field_masks: Some(vec!["spec.ipAddress".into()]),
+                field_masks: Some(["spec.ipAddress".to_string()].into()),
                 id: "test".into(),
             },
             Box::new(|_| {}),

@@ -26,12 +26,12 @@
 //!   calls `get_resource` itself (callback_handler.rs:263-291): it neither
 //!   reads nor writes the cache.
 
-use crate::cluster;
-use crate::serve::kube::{ApiClient, HostError};
-use crate::serve::watch::{WatchCache, Watched};
-use serde::Deserialize;
+use crate::answers;
+use crate::kube::{ApiClient, HostError};
+use crate::requests::{GetResourceRequest, ListRequest};
+use crate::watch::{WatchCache, Watched};
 use serde_json::Value;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -39,55 +39,6 @@ use std::time::{Duration, Instant};
 /// is waited for: longer than any webhook timeout (30 s at most), so that,
 /// as with policy-server, the API server never gets an answer.
 const NEVER_ANSWERED: Duration = Duration::from_secs(60);
-
-/// The SDK's `ListResourcesByNamespaceRequest`.
-#[derive(Debug, Deserialize)]
-pub struct ListByNamespace {
-    /// apiVersion
-    pub api_version: String,
-    /// Kind
-    pub kind: String,
-    /// The namespace.
-    pub namespace: String,
-    /// Label selector.
-    pub label_selector: Option<String>,
-    /// Field selector.
-    pub field_selector: Option<String>,
-    /// Field masks.
-    pub field_masks: Option<BTreeSet<String>>,
-}
-
-/// The SDK's `ListAllResourcesRequest`.
-#[derive(Debug, Deserialize)]
-pub struct ListAll {
-    /// apiVersion
-    pub api_version: String,
-    /// Kind
-    pub kind: String,
-    /// Label selector.
-    pub label_selector: Option<String>,
-    /// Field selector.
-    pub field_selector: Option<String>,
-    /// Field masks.
-    pub field_masks: Option<BTreeSet<String>>,
-}
-
-/// The SDK's `GetResourceRequest`.
-#[derive(Debug, Deserialize)]
-pub struct GetResource {
-    /// apiVersion
-    pub api_version: String,
-    /// Kind
-    pub kind: String,
-    /// Name.
-    pub name: String,
-    /// Namespace (ignored for a cluster-scoped kind).
-    pub namespace: Option<String>,
-    /// Skip the 5 s cache.
-    pub disable_cache: bool,
-    /// Field masks.
-    pub field_masks: Option<BTreeSet<String>>,
-}
 
 /// A kind as discovery describes it (policy-evaluator's `KubeResource`).
 #[derive(Clone, Debug)]
@@ -186,7 +137,7 @@ impl Lookups {
         let found = resources
             .iter()
             .find(|r| r.get("kind").and_then(Value::as_str) == Some(kind))
-            .ok_or_else(|| HostError::plain(cluster::unknown_kind(api_version, kind)))?;
+            .ok_or_else(|| HostError::plain(answers::unknown_kind(api_version, kind)))?;
         let (group, version) = if api_version == "v1" {
             ("", "v1")
         } else {
@@ -216,7 +167,7 @@ impl Lookups {
     }
 
     /// `get_resource`: cached unless `disable_cache`, masks applied after.
-    pub fn get(&self, req: &GetResource) -> Result<Value, HostError> {
+    pub fn get(&self, req: &GetResourceRequest) -> Result<Value, HostError> {
         let object = if req.disable_cache {
             self.fetch(req)?
         } else {
@@ -246,11 +197,7 @@ impl Lookups {
                 }
             }
         };
-        let masks: Option<Vec<String>> = req
-            .field_masks
-            .as_ref()
-            .map(|m| m.iter().cloned().collect());
-        Ok(cluster::fetched_object(&object, masks.as_deref()))
+        Ok(answers::fetched_object(&object, req.field_masks.as_ref()))
     }
 
     /// How many `get_resource` answers the cache holds, expired or not.
@@ -259,7 +206,7 @@ impl Lookups {
     }
 
     /// `Client::get_resource`: kube-rs' `get_opt`, a 404 being "absent".
-    fn fetch(&self, req: &GetResource) -> Result<Value, HostError> {
+    fn fetch(&self, req: &GetResourceRequest) -> Result<Value, HostError> {
         let resource = self.resource(&req.api_version, &req.kind)?;
         let namespace = if resource.namespaced {
             Some(req.namespace.as_deref().ok_or_else(|| {
@@ -285,7 +232,7 @@ impl Lookups {
         let path = format!("{}/{}", resource.path(namespace), req.name);
         match self.api.get_json(&path) {
             Ok(object) => Ok(object),
-            Err(e) if e.is_not_found() => Err(HostError::plain(cluster::not_found(
+            Err(e) if e.is_not_found() => Err(HostError::plain(answers::not_found(
                 &req.api_version,
                 &req.kind,
                 &req.name,
@@ -298,23 +245,26 @@ impl Lookups {
     /// `list_resources_all` (`namespace` None) or `list_resources_by_namespace`:
     /// the watch cache's objects, once it has filled, in the `<Kind>List`
     /// envelope, as JSON. The wait ends at `deadline`, if any.
-    #[allow(clippy::too_many_arguments)]
     pub fn list(
         &self,
-        api_version: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        label_selector: Option<&str>,
-        field_selector: Option<&str>,
-        field_masks: Option<&BTreeSet<String>>,
+        req: &ListRequest,
         deadline: Option<Instant>,
     ) -> Result<Vec<u8>, ListFailure> {
+        let ListRequest {
+            api_version,
+            kind,
+            namespace,
+            label_selector,
+            field_selector,
+            field_masks,
+        } = req;
+        let namespace = namespace.as_deref();
         let resource = self
             .resource(api_version, kind)
             .map_err(ListFailure::Failed)?;
         if namespace.is_some() && !resource.namespaced {
             return Err(ListFailure::Failed(HostError::plain(
-                cluster::cluster_wide(api_version, kind),
+                answers::cluster_wide(api_version, kind),
             )));
         }
         // `Reflector::compute_id`
@@ -335,9 +285,9 @@ impl Lookups {
                     self.api.clone(),
                     Watched {
                         path: resource.path(namespace),
-                        label_selector: label_selector.map(String::from),
-                        field_selector: field_selector.map(String::from),
-                        field_masks: field_masks.map(|m| m.iter().cloned().collect()),
+                        label_selector: label_selector.clone(),
+                        field_selector: field_selector.clone(),
+                        field_masks: field_masks.clone(),
                         id,
                     },
                     Box::new(move |cache| {
@@ -358,7 +308,7 @@ impl Lookups {
         }
         cache
             .with_objects(|items| {
-                serde_json::to_vec(&cluster::list_envelope(api_version, kind, items))
+                serde_json::to_vec(&answers::list_envelope(api_version, kind, items))
             })
             .and_then(Result::ok)
             .ok_or_else(|| ListFailure::Failed(HostError::plain("watch cache poisoned")))
@@ -369,6 +319,7 @@ impl Lookups {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::collections::BTreeSet;
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
 
@@ -415,8 +366,13 @@ mod tests {
         (url, seen)
     }
 
-    fn get(name: &str, kind: &str, api_version: &str, namespace: Option<&str>) -> GetResource {
-        GetResource {
+    fn get(
+        name: &str,
+        kind: &str,
+        api_version: &str,
+        namespace: Option<&str>,
+    ) -> GetResourceRequest {
+        GetResourceRequest {
             api_version: api_version.into(),
             kind: kind.into(),
             name: name.into(),
@@ -474,7 +430,7 @@ mod tests {
         let denied = lookups
             .get(&get("eip-a", "OvnEip", "kubeovn.io/v1", None))
             .unwrap_err();
-        assert_eq!(denied.message, cluster::api_error(&forbidden));
+        assert_eq!(denied.message, answers::api_error(&forbidden));
         assert_eq!(
             denied.cause.as_deref(),
             Some("ovn-eips.kubeovn.io \"eip-a\" is forbidden: no: Forbidden")
@@ -522,17 +478,15 @@ mod tests {
             "{seen:?}"
         );
 
-        let wide = lookups
-            .list(
-                "kubeovn.io/v1",
-                "IPPool",
-                Some("default"),
-                None,
-                None,
-                None,
-                None,
-            )
-            .unwrap_err();
+        let by_namespace = ListRequest {
+            api_version: "kubeovn.io/v1".into(),
+            kind: "IPPool".into(),
+            namespace: Some("default".into()),
+            label_selector: None,
+            field_selector: None,
+            field_masks: None,
+        };
+        let wide = lookups.list(&by_namespace, None).unwrap_err();
         match wide {
             ListFailure::Failed(e) => assert_eq!(
                 e.message,

@@ -1,5 +1,5 @@
 //! `kop-serve`: a stand-in for Kubewarden's policy-server (see
-//! `testhost::serve`), for tests where policy-server is not available.
+//! the `kop_serve` library), for tests where policy-server is not available.
 //!
 //! ```text
 //! KUBECONFIG=kubeconfig kop-serve --addr 127.0.0.1 --port 8443 --readiness-probe-port 8081 \
@@ -7,5 +7,5 @@
 //! ```
 
 fn main() -> std::process::ExitCode {
-    testhost::serve::main()
+    kop_serve::main()
 }

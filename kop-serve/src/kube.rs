@@ -3,7 +3,7 @@
 //! in-cluster ServiceAccount), reached over HTTP/1.1 with rustls (ureq), and
 //! its failures turned into the errors kube-rs gives policy-evaluator.
 
-use crate::cluster;
+use crate::answers;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::{BufReader, Read};
@@ -41,7 +41,7 @@ impl HostError {
                 .to_string()
         };
         HostError {
-            message: cluster::api_error(status),
+            message: answers::api_error(status),
             cause: Some(format!("{}: {}", text("message"), text("reason"))),
         }
     }
@@ -250,33 +250,19 @@ impl ApiClient {
     }
 
     fn new(settings: Settings) -> Result<Self, String> {
-        use ureq::tls::{Certificate, ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
+        use ureq::tls::{ClientCert, PrivateKey, RootCerts, TlsConfig, TlsProvider};
         let mut tls = TlsConfig::builder()
             .provider(TlsProvider::Rustls)
             .disable_verification(settings.insecure);
         if let Some(pem) = &settings.ca_pem {
-            let certs = ureq::tls::parse_pem(pem)
-                .filter_map(|item| match item {
-                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
-                    Ok(_) => None,
-                    Err(e) => Some(Err(e)),
-                })
-                .collect::<Result<Vec<Certificate<'static>>, _>>()
-                .map_err(|e| format!("cannot read the certificate authority: {e}"))?;
+            let certs = certificates(pem, "the certificate authority")?;
             if certs.is_empty() {
                 return Err("the certificate authority holds no certificate".to_string());
             }
             tls = tls.root_certs(RootCerts::new_with_certs(&certs));
         }
         if let Some((cert, key)) = &settings.client {
-            let chain = ureq::tls::parse_pem(cert)
-                .filter_map(|item| match item {
-                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
-                    Ok(_) => None,
-                    Err(e) => Some(Err(e)),
-                })
-                .collect::<Result<Vec<Certificate<'static>>, _>>()
-                .map_err(|e| format!("cannot read the client certificate: {e}"))?;
+            let chain = certificates(cert, "the client certificate")?;
             let key = PrivateKey::from_pem(key)
                 .map_err(|e| format!("cannot read the client key: {e}"))?;
             tls = tls.client_cert(Some(ClientCert::new_with_certs(&chain, key)));
@@ -381,6 +367,19 @@ fn decode64(text: &str, what: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::STANDARD
         .decode(compact)
         .map_err(|e| format!("{what} is not base64: {e}"))
+}
+
+/// The certificates of a PEM text, anything else in it skipped; `what` names
+/// the text in the error.
+fn certificates(pem: &[u8], what: &str) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+    ureq::tls::parse_pem(pem)
+        .filter_map(|item| match item {
+            Ok(ureq::tls::PemItem::Certificate(c)) => Some(Ok(c)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot read {what}: {e}"))
 }
 
 fn from_kubeconfig() -> Result<Settings, String> {

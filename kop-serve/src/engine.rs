@@ -6,10 +6,11 @@
 //! `--policy-timeout`. Host calls go through policy-evaluator's checks
 //! (runtimes/callback.rs `host_callback`) to the lookups.
 
-use crate::serve::kube::HostError;
-use crate::serve::lookups::{GetResource, ListAll, ListByNamespace, ListFailure, Lookups};
-use crate::serve::policies::{ContextAwareResource, HostCapabilities};
-use crate::serve::review::{AdmissionResponse, ValidateRequest};
+use crate::kube::HostError;
+use crate::lookups::{ListFailure, Lookups};
+use crate::policies::{ContextAwareResource, HostCapabilities};
+use crate::requests::{GetResourceRequest, ListRequest};
+use crate::review::{AdmissionResponse, ValidateRequest};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -216,7 +217,7 @@ impl Loaded {
             ));
         }
         Ok(match answer {
-            Ok(raw) => crate::serve::review::from_policy(uid, object, &raw),
+            Ok(raw) => crate::review::from_policy(uid, object, &raw),
             Err(e) if e.to_string().contains(FUNC_INTERRUPTED) => {
                 AdmissionResponse::reject(uid, TIMEOUT_MESSAGE.to_string(), 500)
             }
@@ -277,38 +278,15 @@ fn host_callback(
             _ => unknown_operation(),
         },
         "kubernetes" => match operation {
-            "list_resources_by_namespace" => {
-                let req: ListByNamespace = serde_json::from_slice(payload)?;
+            "list_resources_by_namespace" | "list_resources_all" => {
+                let by_namespace = operation == "list_resources_by_namespace";
+                let req = ListRequest::decode(by_namespace, payload)?;
                 granted(grants, &req.api_version, &req.kind)?;
-                let lookups = lookups(grants)?;
-                let answer = lookups.list(
-                    &req.api_version,
-                    &req.kind,
-                    Some(&req.namespace),
-                    req.label_selector.as_deref(),
-                    req.field_selector.as_deref(),
-                    req.field_masks.as_ref(),
-                    deadline(evaluation),
-                );
-                list_answer(evaluation, answer)
-            }
-            "list_resources_all" => {
-                let req: ListAll = serde_json::from_slice(payload)?;
-                granted(grants, &req.api_version, &req.kind)?;
-                let lookups = lookups(grants)?;
-                let answer = lookups.list(
-                    &req.api_version,
-                    &req.kind,
-                    None,
-                    req.label_selector.as_deref(),
-                    req.field_selector.as_deref(),
-                    req.field_masks.as_ref(),
-                    deadline(evaluation),
-                );
+                let answer = lookups(grants)?.list(&req, deadline(evaluation));
                 list_answer(evaluation, answer)
             }
             "get_resource" => {
-                let req: GetResource = serde_json::from_slice(payload)?;
+                let req: GetResourceRequest = serde_json::from_slice(payload)?;
                 granted(grants, &req.api_version, &req.kind)?;
                 let lookups = lookups(grants)?;
                 match lookups.get(&req) {

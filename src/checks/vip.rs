@@ -57,6 +57,7 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, object, subnet};
+    use rstest::rstest;
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
@@ -73,54 +74,49 @@ mod tests {
         }
     }
 
-    #[test]
-    fn create_checks_subnet_and_addresses() {
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (
-                json!({"subnet": "dual", "v4ip": "10.98.0.8", "v6ip": "fd00:98::8"}),
-                Ok(()),
-            ),
-            (json!({"subnet": "dual"}), Ok(())),
-            (
-                json!({"subnet": ""}),
-                Err("subnet parameter cannot be empty"),
-            ),
-            (
-                json!({"subnet": "abc", "v4ip": "x"}),
-                Err("Subnet.kubeovn.io \"abc\" not found"),
-            ),
-            (
-                json!({"subnet": "dual", "v4ip": "10.10.10.10.10"}),
-                Err("10.10.10.10.10 is not a valid ip"),
-            ),
-            (
-                json!({"subnet": "dual", "v4ip": "10.98.1.8"}),
-                Err(
-                    "the V4ip 10.98.1.8 is not in the range of subnet dual, cidr 10.98.0.0/24,fd00:98::/120",
-                ),
-            ),
-            (
-                json!({"subnet": "dual", "v6ip": "FD00:98::8"}),
-                Err("vip vip-a v6 ip address FD00:98::8 can not contain upper case"),
-            ),
-            (
-                json!({"subnet": "dual", "v6ip": "2001:250:207::eff2::2"}),
-                Err("2001:250:207::eff2::2 is not a valid ip"),
-            ),
-            (
-                json!({"subnet": "dual", "v6ip": "fd00:99::8"}),
-                Err(
-                    "the vip fd00:99::8 is not in the range of subnet dual, cidr 10.98.0.0/24,fd00:98::/120",
-                ),
-            ),
-        ];
-        for (spec, want) in cases {
-            assert_eq!(
-                validate_create(&vip(spec.clone(), ""), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{spec}"
-            );
-        }
+    #[rstest]
+    #[case::dual_stack_addresses(
+        json!({"subnet": "dual", "v4ip": "10.98.0.8", "v6ip": "fd00:98::8"}),
+        Ok(())
+    )]
+    #[case::no_address(json!({"subnet": "dual"}), Ok(()))]
+    #[case::subnet_empty(
+        json!({"subnet": ""}),
+        Err("subnet parameter cannot be empty")
+    )]
+    #[case::subnet_missing(
+        json!({"subnet": "abc", "v4ip": "x"}),
+        Err("Subnet.kubeovn.io \"abc\" not found")
+    )]
+    #[case::v4_not_an_ip(
+        json!({"subnet": "dual", "v4ip": "10.10.10.10.10"}),
+        Err("10.10.10.10.10 is not a valid ip")
+    )]
+    #[case::v4_outside_subnet(
+        json!({"subnet": "dual", "v4ip": "10.98.1.8"}),
+        Err(
+            "the V4ip 10.98.1.8 is not in the range of subnet dual, cidr 10.98.0.0/24,fd00:98::/120",
+        )
+    )]
+    #[case::v6_upper_case(
+        json!({"subnet": "dual", "v6ip": "FD00:98::8"}),
+        Err("vip vip-a v6 ip address FD00:98::8 can not contain upper case")
+    )]
+    #[case::v6_not_an_ip(
+        json!({"subnet": "dual", "v6ip": "2001:250:207::eff2::2"}),
+        Err("2001:250:207::eff2::2 is not a valid ip")
+    )]
+    #[case::v6_outside_subnet(
+        json!({"subnet": "dual", "v6ip": "fd00:99::8"}),
+        Err(
+            "the vip fd00:99::8 is not in the range of subnet dual, cidr 10.98.0.0/24,fd00:98::/120",
+        )
+    )]
+    fn create_checks_subnet_and_addresses(#[case] spec: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_create(&vip(spec, ""), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
     }
 
     #[test]

@@ -114,6 +114,7 @@ mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, object};
     use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering, VpcReferrer};
+    use rstest::rstest;
     use serde_json::json;
 
     fn route(policy: &str, cidr: &str, next_hop: &str) -> StaticRoute {
@@ -124,90 +125,88 @@ mod tests {
         }
     }
 
-    #[test]
-    fn spec_checks_in_upstream_order() {
-        let policy = |action: &str, hops: &str| PolicyRoute {
+    fn policy(action: &str, hops: &str) -> PolicyRoute {
+        PolicyRoute {
             action: action.into(),
             next_hop_ip: hops.into(),
-        };
-        let peering = |ip: &str| VpcPeering {
-            local_connect_ip: ip.into(),
-        };
-        let cases: Vec<(VpcSpec, Result<(), &str>)> = vec![
-            (VpcSpec::default(), Ok(())),
-            (
-                VpcSpec {
-                    static_routes: vec![route("policyDst", "10.0.0.0/24", "10.1.0.1")],
-                    policy_routes: vec![policy("reroute", "10.0.0.1,10.0.0.2"), policy("drop", "")],
-                    vpc_peerings: vec![peering("169.254.0.1/30")],
-                    ..Default::default()
-                },
-                Ok(()),
-            ),
-            (
-                VpcSpec {
-                    static_routes: vec![route("", "10.0.0.7", "fd00::1")],
-                    ..Default::default()
-                },
-                Ok(()),
-            ),
-            (
-                VpcSpec {
-                    static_routes: vec![route("policyAny", "10.0.0.0/24", "10.1.0.1")],
-                    ..Default::default()
-                },
-                Err("unknown policy type: policyAny"),
-            ),
-            (
-                VpcSpec {
-                    static_routes: vec![route("", "10.0.0.0/33", "10.1.0.1")],
-                    ..Default::default()
-                },
-                Err("invalid cidr 10.0.0.0/33: invalid CIDR address: 10.0.0.0/33"),
-            ),
-            (
-                VpcSpec {
-                    static_routes: vec![route("", "10.0.0.256", "10.1.0.1")],
-                    ..Default::default()
-                },
-                Err("invalid IP 10.0.0.256"),
-            ),
-            (
-                VpcSpec {
-                    static_routes: vec![route("", "10.0.0.0/8", "")],
-                    ..Default::default()
-                },
-                Err("invalid next hop IP "),
-            ),
-            (
-                VpcSpec {
-                    policy_routes: vec![policy("Allow", "")],
-                    ..Default::default()
-                },
-                Err("unknown policy action: Allow"),
-            ),
-            (
-                VpcSpec {
-                    policy_routes: vec![policy("reroute", "10.0.0.1, 10.0.0.2")],
-                    ..Default::default()
-                },
-                Err("invalid next hop ips: 10.0.0.1, 10.0.0.2"),
-            ),
-            (
-                VpcSpec {
-                    vpc_peerings: vec![peering("169.254.0.1")],
-                    ..Default::default()
-                },
-                Err("invalid cidr 169.254.0.1"),
-            ),
-        ];
-        for (spec, want) in cases {
-            assert_eq!(
-                validate_spec(&spec),
-                want.map_err(str::to_string),
-                "{spec:?}"
-            );
         }
+    }
+
+    fn peering(ip: &str) -> VpcPeering {
+        VpcPeering {
+            local_connect_ip: ip.into(),
+        }
+    }
+
+    #[rstest]
+    #[case::empty(VpcSpec::default(), Ok(()))]
+    #[case::routes_policies_and_peerings(
+        VpcSpec {
+            static_routes: vec![route("policyDst", "10.0.0.0/24", "10.1.0.1")],
+            policy_routes: vec![policy("reroute", "10.0.0.1,10.0.0.2"), policy("drop", "")],
+            vpc_peerings: vec![peering("169.254.0.1/30")],
+            ..Default::default()
+        },
+        Ok(())
+    )]
+    #[case::host_route_across_families(
+        VpcSpec {
+            static_routes: vec![route("", "10.0.0.7", "fd00::1")],
+            ..Default::default()
+        },
+        Ok(())
+    )]
+    #[case::static_route_policy_unknown(
+        VpcSpec {
+            static_routes: vec![route("policyAny", "10.0.0.0/24", "10.1.0.1")],
+            ..Default::default()
+        },
+        Err("unknown policy type: policyAny")
+    )]
+    #[case::static_route_cidr_prefix_too_long(
+        VpcSpec {
+            static_routes: vec![route("", "10.0.0.0/33", "10.1.0.1")],
+            ..Default::default()
+        },
+        Err("invalid cidr 10.0.0.0/33: invalid CIDR address: 10.0.0.0/33")
+    )]
+    #[case::static_route_address_invalid(
+        VpcSpec {
+            static_routes: vec![route("", "10.0.0.256", "10.1.0.1")],
+            ..Default::default()
+        },
+        Err("invalid IP 10.0.0.256")
+    )]
+    #[case::next_hop_empty(
+        VpcSpec {
+            static_routes: vec![route("", "10.0.0.0/8", "")],
+            ..Default::default()
+        },
+        Err("invalid next hop IP ")
+    )]
+    #[case::policy_route_action_unknown(
+        VpcSpec {
+            policy_routes: vec![policy("Allow", "")],
+            ..Default::default()
+        },
+        Err("unknown policy action: Allow")
+    )]
+    #[case::policy_route_hops_spaced(
+        VpcSpec {
+            policy_routes: vec![policy("reroute", "10.0.0.1, 10.0.0.2")],
+            ..Default::default()
+        },
+        Err("invalid next hop ips: 10.0.0.1, 10.0.0.2")
+    )]
+    #[case::peering_not_a_cidr(
+        VpcSpec {
+            vpc_peerings: vec![peering("169.254.0.1")],
+            ..Default::default()
+        },
+        Err("invalid cidr 169.254.0.1")
+    )]
+    fn spec_checks_in_upstream_order(#[case] spec: VpcSpec, #[case] want: Result<(), &str>) {
+        assert_eq!(validate_spec(&spec), want.map_err(str::to_string));
     }
 
     fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {

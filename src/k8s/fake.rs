@@ -11,6 +11,7 @@ use crate::k8s::objects::{
 };
 use serde_json::{Value, json};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
@@ -42,6 +43,24 @@ pub fn ip(name: &str, spec: Value) -> Ip {
 /// An IPPool and its `spec`: `ippool("p", json!({"subnet": "s", "ips": ["10.0.1.5"]}))`.
 pub fn ippool(name: &str, spec: Value) -> IpPool {
     object(name, json!({ "spec": spec }))
+}
+
+/// A NetworkAttachmentDefinition in `namespace` and its CNI `config`:
+/// `nad("default", "attachnet", json!({"type": "kube-ovn", "provider": "attachnet.default.ovn"}))`.
+pub fn nad(namespace: &str, name: &str, config: Value) -> NetworkAttachmentDefinition {
+    from_value(json!({
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"config": config.to_string()},
+    }))
+    .unwrap_or_else(|e| panic!("{namespace}/{name}: {e}"))
+}
+
+/// A pod's annotations: `annotations(&[("ovn.kubernetes.io/ip_address", "10.0.1.5")])`.
+pub fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// A ConfigMap in `namespace`, and its `data`, as [`FakeCluster::config_maps`] holds it.

@@ -223,6 +223,7 @@ pub fn enabled_config_maps() -> Vec<(String, ConfigMap)> {
 mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, config_map, object, subnet};
+    use rstest::rstest;
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
@@ -243,86 +244,85 @@ mod tests {
         object(name, json!({"spec": full}))
     }
 
-    #[test]
-    fn create_checks_in_upstream_order() {
-        let cases: &[(&str, Value, Result<(), &str>)] = &[
-            ("gw1", json!({}), Ok(())),
-            ("gw1", json!({"replicas": 3, "lanIp": ""}), Ok(())),
-            (
-                "gw1",
-                json!({"qosPolicy": "qos-a", "tolerations": [{"operator": "Exists", "effect": "NoExecute"}]}),
-                Ok(()),
-            ),
-            (
-                "gw-0123456789-0123456789-0123456789-012345",
-                json!({}),
-                Err(
-                    "generated NAT gateway statefulset name \"vpc-nat-gw-gw-0123456789-0123456789-0123456789-012345\" length 53 exceeds max 52; choose a shorter NAT gateway name",
-                ),
-            ),
-            (
-                "gw1",
-                json!({"vpc": ""}),
-                Err("parameter \"vpc\" cannot be empty"),
-            ),
-            (
-                "gw1",
-                json!({"vpc": "vpc-x"}),
-                Err("Vpc.kubeovn.io \"vpc-x\" not found"),
-            ),
-            (
-                "gw1",
-                json!({"subnet": ""}),
-                Err("parameter \"subnet\" cannot be empty"),
-            ),
-            (
-                "gw1",
-                json!({"subnet": "net-x"}),
-                Err("Subnet.kubeovn.io \"net-x\" not found"),
-            ),
-            ("gw1", json!({"lanIp": ""}), Err("lanIp must be specified")),
-            (
-                "gw1",
-                json!({"lanIp": "10.0.1.300"}),
-                Err("lanIP 10.0.1.300 is not a valid IP"),
-            ),
-            (
-                "gw1",
-                json!({"lanIp": "10.0.2.1"}),
-                Err("lanIP 10.0.2.1 is not in the range of subnet net-a, cidr 10.0.1.0/24"),
-            ),
-            (
-                "gw1",
-                json!({"bfd": {"enabled": true}}),
-                Err(
-                    "BFD is enabled on NAT gateway but VPC vpc-a does not have BFD enabled (vpc.spec.enableBfd must be true)",
-                ),
-            ),
-            (
-                "gw1",
-                json!({"tolerations": [{"operator": "", "effect": "NoSchedule"}]}),
-                Err("invalid taint operator: , supported params: \"Equal\", \"Exists\""),
-            ),
-            (
-                "gw1",
-                json!({"tolerations": [{"operator": "Equal", "effect": ""}]}),
-                Err(
-                    "invalid taint effect: , supported params: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
-                ),
-            ),
-            (
-                "gw1",
-                json!({"qosPolicy": "qos-x"}),
-                Err("QoSPolicy.kubeovn.io \"qos-x\" not found"),
-            ),
-        ];
-        for (name, spec, want) in cases {
-            assert_eq!(
-                validate(&gateway(name, spec.clone()), None, &cluster()),
-                want.map_err(Denial::bad_request),
-                "{name} {spec}"
-            );
-        }
+    #[rstest]
+    #[case::defaults("gw1", json!({}), Ok(()))]
+    #[case::replicas_without_lan_ip("gw1", json!({"replicas": 3, "lanIp": ""}), Ok(()))]
+    #[case::qos_policy_and_tolerations(
+        "gw1",
+        json!({"qosPolicy": "qos-a", "tolerations": [{"operator": "Exists", "effect": "NoExecute"}]}),
+        Ok(())
+    )]
+    #[case::statefulset_name_too_long(
+        "gw-0123456789-0123456789-0123456789-012345",
+        json!({}),
+        Err(
+            "generated NAT gateway statefulset name \"vpc-nat-gw-gw-0123456789-0123456789-0123456789-012345\" length 53 exceeds max 52; choose a shorter NAT gateway name",
+        )
+    )]
+    #[case::vpc_empty(
+        "gw1",
+        json!({"vpc": ""}),
+        Err("parameter \"vpc\" cannot be empty")
+    )]
+    #[case::vpc_missing(
+        "gw1",
+        json!({"vpc": "vpc-x"}),
+        Err("Vpc.kubeovn.io \"vpc-x\" not found")
+    )]
+    #[case::subnet_empty(
+        "gw1",
+        json!({"subnet": ""}),
+        Err("parameter \"subnet\" cannot be empty")
+    )]
+    #[case::subnet_missing(
+        "gw1",
+        json!({"subnet": "net-x"}),
+        Err("Subnet.kubeovn.io \"net-x\" not found")
+    )]
+    #[case::lan_ip_empty("gw1", json!({"lanIp": ""}), Err("lanIp must be specified"))]
+    #[case::lan_ip_not_an_ip(
+        "gw1",
+        json!({"lanIp": "10.0.1.300"}),
+        Err("lanIP 10.0.1.300 is not a valid IP")
+    )]
+    #[case::lan_ip_outside_subnet(
+        "gw1",
+        json!({"lanIp": "10.0.2.1"}),
+        Err("lanIP 10.0.2.1 is not in the range of subnet net-a, cidr 10.0.1.0/24")
+    )]
+    #[case::bfd_without_vpc_bfd(
+        "gw1",
+        json!({"bfd": {"enabled": true}}),
+        Err(
+            "BFD is enabled on NAT gateway but VPC vpc-a does not have BFD enabled (vpc.spec.enableBfd must be true)",
+        )
+    )]
+    #[case::toleration_operator_empty(
+        "gw1",
+        json!({"tolerations": [{"operator": "", "effect": "NoSchedule"}]}),
+        Err("invalid taint operator: , supported params: \"Equal\", \"Exists\"")
+    )]
+    #[case::toleration_effect_empty(
+        "gw1",
+        json!({"tolerations": [{"operator": "Equal", "effect": ""}]}),
+        Err(
+            "invalid taint effect: , supported params: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+        )
+    )]
+    #[case::qos_policy_missing(
+        "gw1",
+        json!({"qosPolicy": "qos-x"}),
+        Err("QoSPolicy.kubeovn.io \"qos-x\" not found")
+    )]
+    fn create_checks_in_upstream_order(
+        #[case] name: &str,
+        #[case] spec: Value,
+        #[case] want: Result<(), &str>,
+    ) {
+        assert_eq!(
+            validate(&gateway(name, spec), None, &cluster()),
+            want.map_err(Denial::bad_request)
+        );
     }
 
     #[test]

@@ -346,6 +346,7 @@ mod tests {
     use super::*;
     use crate::checks::nat::gateway::enabled_config_maps;
     use crate::k8s::fake::{FakeCluster, object, subnet};
+    use rstest::rstest;
     use serde_json::{Value, json};
 
     fn eip(spec: Value, status: Value) -> IptablesEip {
@@ -371,51 +372,46 @@ mod tests {
         }
     }
 
-    #[test]
-    fn eip_checks() {
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (
-                json!({"natGwDp": "gw1", "v4ip": "10.5.204.20", "v6ip": "fd00:5::20"}),
-                Ok(()),
-            ),
-            (json!({"natGwDp": "gw1"}), Ok(())),
-            (json!({}), Err("parameter \"natGwDp\" cannot be empty")),
-            (
-                json!({"natGwDp": "gw1", "externalSubnet": "ext-b"}),
-                Err("Subnet.kubeovn.io \"ext-b\" not found"),
-            ),
-            (
-                json!({"natGwDp": "gw1", "v4ip": "10.5.204"}),
-                Err("v4ip 10.5.204 is not a valid"),
-            ),
-            (
-                json!({"natGwDp": "gw1", "v4ip": "10.5.205.1"}),
-                Err(
-                    "the vip 10.5.205.1 is not in the range of subnet \"ovn-vpc-external-network\", cidr 10.5.204.0/24,fd00:5::/120",
-                ),
-            ),
-            (
-                json!({"natGwDp": "gw1", "v6ip": "FD00:5::20"}),
-                Err("eip eip-a v6 ip address FD00:5::20 can not contain upper case"),
-            ),
-            (
-                json!({"natGwDp": "gw1", "v6ip": "fd00:5::g"}),
-                Err("v6ip fd00:5::g is not a valid"),
-            ),
-            (
-                json!({"natGwDp": "gw1", "v6ip": "fd00:6::20"}),
-                Err(
-                    "the vip fd00:6::20 is not in the range of subnet \"ovn-vpc-external-network\", cidr 10.5.204.0/24,fd00:5::/120",
-                ),
-            ),
-        ];
-        for (spec, want) in cases {
-            assert_eq!(
-                validate_eip_create(&eip(spec.clone(), json!({})), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{spec}"
-            );
-        }
+    #[rstest]
+    #[case::dual_stack_addresses(
+        json!({"natGwDp": "gw1", "v4ip": "10.5.204.20", "v6ip": "fd00:5::20"}),
+        Ok(())
+    )]
+    #[case::no_address(json!({"natGwDp": "gw1"}), Ok(()))]
+    #[case::gateway_empty(json!({}), Err("parameter \"natGwDp\" cannot be empty"))]
+    #[case::external_subnet_missing(
+        json!({"natGwDp": "gw1", "externalSubnet": "ext-b"}),
+        Err("Subnet.kubeovn.io \"ext-b\" not found")
+    )]
+    #[case::v4_not_an_ip(
+        json!({"natGwDp": "gw1", "v4ip": "10.5.204"}),
+        Err("v4ip 10.5.204 is not a valid")
+    )]
+    #[case::v4_outside_subnet(
+        json!({"natGwDp": "gw1", "v4ip": "10.5.205.1"}),
+        Err(
+            "the vip 10.5.205.1 is not in the range of subnet \"ovn-vpc-external-network\", cidr 10.5.204.0/24,fd00:5::/120",
+        )
+    )]
+    #[case::v6_upper_case(
+        json!({"natGwDp": "gw1", "v6ip": "FD00:5::20"}),
+        Err("eip eip-a v6 ip address FD00:5::20 can not contain upper case")
+    )]
+    #[case::v6_not_an_ip(
+        json!({"natGwDp": "gw1", "v6ip": "fd00:5::g"}),
+        Err("v6ip fd00:5::g is not a valid")
+    )]
+    #[case::v6_outside_subnet(
+        json!({"natGwDp": "gw1", "v6ip": "fd00:6::20"}),
+        Err(
+            "the vip fd00:6::20 is not in the range of subnet \"ovn-vpc-external-network\", cidr 10.5.204.0/24,fd00:5::/120",
+        )
+    )]
+    fn eip_checks(#[case] spec: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_eip_create(&eip(spec, json!({})), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
     }
 
     #[test]
@@ -472,67 +468,68 @@ mod tests {
         assert_eq!(validate_eip_delete(&not_ready, &used), Ok(()));
     }
 
+    /// A DNAT rule's spec: one that passes, with `extra`'s fields over it.
+    fn dnat_spec(extra: Value) -> Value {
+        let mut s = json!({"eip": "eip-a", "externalPort": "8080", "internalPort": "80", "internalIp": "10.0.1.5", "protocol": "TCP"});
+        if let (Some(s), Some(extra)) = (s.as_object_mut(), extra.as_object()) {
+            s.extend(extra.clone());
+        }
+        s
+    }
+
+    #[rstest]
+    #[case::defaults(json!({}), Ok(()))]
+    #[case::ports_at_the_bounds_protocol_lower_case(
+        json!({"externalPort": "1", "internalPort": "65535", "protocol": "udp"}),
+        Ok(())
+    )]
+    #[case::eip_empty(json!({"eip": ""}), Err("parameter \"eip\" cannot be empty"))]
+    #[case::eip_missing(
+        json!({"eip": "eip-x"}),
+        Err("IptablesEIP.kubeovn.io \"eip-x\" not found")
+    )]
+    #[case::external_port_empty(
+        json!({"externalPort": ""}),
+        Err("parameter \"externalPort\" cannot be empty")
+    )]
+    #[case::internal_port_empty(
+        json!({"internalPort": ""}),
+        Err("parameter \"internalPort\" cannot be empty")
+    )]
+    #[case::external_port_not_a_number(
+        json!({"externalPort": "http"}),
+        Err("externalPort http is not a valid port: must be a number")
+    )]
+    #[case::external_port_zero(
+        json!({"externalPort": "0"}),
+        Err("externalPort 0 is not a valid port: must be between 1 and 65535")
+    )]
+    #[case::internal_port_too_big(
+        json!({"internalPort": "65536"}),
+        Err("internalPort 65536 is not a valid port: must be between 1 and 65535")
+    )]
+    #[case::internal_ip_not_an_ip(
+        json!({"internalIp": "10.0.1"}),
+        Err("internalIP 10.0.1 is not a valid ip")
+    )]
+    #[case::protocol_empty(
+        json!({"protocol": ""}),
+        Err("invalid iptable protocol: ,supported params: \"tcp\", \"udp\"")
+    )]
+    fn dnat_fields(#[case] extra: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_dnat_create(&rule("dnat-a", dnat_spec(extra)), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
+    }
+
     #[test]
     fn dnat_checks() {
-        let spec = |extra: Value| {
-            let mut s = json!({"eip": "eip-a", "externalPort": "8080", "internalPort": "80", "internalIp": "10.0.1.5", "protocol": "TCP"});
-            if let (Some(s), Some(extra)) = (s.as_object_mut(), extra.as_object()) {
-                s.extend(extra.clone());
-            }
-            s
-        };
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (json!({}), Ok(())),
-            (
-                json!({"externalPort": "1", "internalPort": "65535", "protocol": "udp"}),
-                Ok(()),
-            ),
-            (json!({"eip": ""}), Err("parameter \"eip\" cannot be empty")),
-            (
-                json!({"eip": "eip-x"}),
-                Err("IptablesEIP.kubeovn.io \"eip-x\" not found"),
-            ),
-            (
-                json!({"externalPort": ""}),
-                Err("parameter \"externalPort\" cannot be empty"),
-            ),
-            (
-                json!({"internalPort": ""}),
-                Err("parameter \"internalPort\" cannot be empty"),
-            ),
-            (
-                json!({"externalPort": "http"}),
-                Err("externalPort http is not a valid port: must be a number"),
-            ),
-            (
-                json!({"externalPort": "0"}),
-                Err("externalPort 0 is not a valid port: must be between 1 and 65535"),
-            ),
-            (
-                json!({"internalPort": "65536"}),
-                Err("internalPort 65536 is not a valid port: must be between 1 and 65535"),
-            ),
-            (
-                json!({"internalIp": "10.0.1"}),
-                Err("internalIP 10.0.1 is not a valid ip"),
-            ),
-            (
-                json!({"protocol": ""}),
-                Err("invalid iptable protocol: ,supported params: \"tcp\", \"udp\""),
-            ),
-        ];
-        for (extra, want) in cases {
-            assert_eq!(
-                validate_dnat_create(&rule("dnat-a", spec(extra.clone())), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{extra}"
-            );
-        }
         // Share needs an IPv4 EIP.
         let mut v6 = cluster();
         v6.eips = vec![eip(json!({"v6ip": "fd00:5::9"}), json!({}))];
         assert_eq!(
-            validate_dnat_create(&rule("dnat-a", spec(json!({"type": "share"}))), &v6),
+            validate_dnat_create(&rule("dnat-a", dnat_spec(json!({"type": "share"}))), &v6),
             Err(Denial::bad_request(
                 "dnat \"dnat-a\" cannot use type=share: EIP \"eip-a\" is IPv6-only, share dnat only supports IPv4"
             ))
@@ -546,31 +543,34 @@ mod tests {
         clash.labelled_objects.push((
             &kinds::IPTABLES_DNAT_RULE,
             labels.clone(),
-            rule("dnat-z", spec(json!({"type": "share"}))),
+            rule("dnat-z", dnat_spec(json!({"type": "share"}))),
         ));
         clash.labelled_objects.push((
             &kinds::IPTABLES_DNAT_RULE,
             labels.clone(),
-            rule("dnat-a", spec(json!({}))),
+            rule("dnat-a", dnat_spec(json!({}))),
         ));
         assert_eq!(
-            validate_dnat_create(&rule("dnat-a", spec(json!({"type": "share"}))), &clash),
+            validate_dnat_create(&rule("dnat-a", dnat_spec(json!({"type": "share"}))), &clash),
             Ok(())
         );
         assert_eq!(
-            validate_dnat_create(&rule("dnat-b", spec(json!({}))), &clash),
+            validate_dnat_create(&rule("dnat-b", dnat_spec(json!({}))), &clash),
             Err(Denial::bad_request(
                 "dnat \"dnat-b\" (type=exclusive) conflicts with existing dnat \"dnat-a\" (type=exclusive) sharing the same identity (eip=eip-a, port=8080, protocol=TCP): both must be type=share to coexist"
             ))
         );
         assert_eq!(
-            validate_dnat_create(&rule("dnat-b", spec(json!({"protocol": "udp"}))), &clash),
+            validate_dnat_create(
+                &rule("dnat-b", dnat_spec(json!({"protocol": "udp"}))),
+                &clash
+            ),
             Ok(())
         );
         assert_eq!(
             validate_dnat_update(
-                &rule("dnat-a", spec(json!({"type": "share"}))),
-                &rule("dnat-a", spec(json!({}))),
+                &rule("dnat-a", dnat_spec(json!({"type": "share"}))),
+                &rule("dnat-a", dnat_spec(json!({}))),
                 &cluster()
             ),
             Err(Denial::bad_request(

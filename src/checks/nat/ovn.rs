@@ -233,6 +233,7 @@ pub fn validate_rule_update(
 mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, object, subnet};
+    use rstest::rstest;
     use serde_json::{Value, json};
 
     fn cluster() -> FakeCluster {
@@ -246,47 +247,56 @@ mod tests {
         }
     }
 
+    fn eip(spec: Value, ready: bool) -> OvnEip {
+        object("eip-a", json!({"spec": spec, "status": {"ready": ready}}))
+    }
+
+    /// A DNAT rule: one that passes, with `extra`'s fields over its spec.
+    fn dnat(extra: Value) -> OvnRule {
+        let mut spec = json!({"ovnEip": "eip-a", "v4Ip": "10.0.1.5", "externalPort": "0", "internalPort": "65535", "protocol": "UDP"});
+        if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
+            s.extend(e.clone());
+        }
+        rule(spec, false)
+    }
+
     fn rule(spec: Value, ready: bool) -> OvnRule {
         object("r", json!({"spec": spec, "status": {"ready": ready}}))
     }
 
+    #[rstest]
+    #[case::dual_stack_addresses(json!({"v4Ip": "10.5.204.3", "v6Ip": "fd00:5::3"}), Ok(()))]
+    #[case::external_subnet_missing(
+        json!({"externalSubnet": "ext-b"}),
+        Err("Subnet.kubeovn.io \"ext-b\" not found")
+    )]
+    #[case::v4_not_an_ip(
+        json!({"v4Ip": "10.5.204"}),
+        Err("spec v4Ip 10.5.204 is not a valid")
+    )]
+    #[case::v6_upper_case(
+        json!({"v6Ip": "FD00:5::3"}),
+        Err("eip eip-a v6 ip address FD00:5::3 can not contain upper case")
+    )]
+    #[case::v6_not_an_ip(
+        json!({"v6Ip": "fd00:5::x"}),
+        Err("spec v6ip fd00:5::x is not a valid")
+    )]
+    #[case::v6_outside_subnet(
+        json!({"v6Ip": "fd00:6::3"}),
+        Err(
+            "the vip fd00:6::3 is not in the range of subnet ovn-vpc-external-network, cidr 10.5.204.0/24,fd00:5::/120",
+        )
+    )]
+    fn eip_fields(#[case] spec: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_eip_create(&eip(spec, false), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
+    }
+
     #[test]
     fn eip_checks() {
-        let eip = |spec: Value, ready: bool| -> OvnEip {
-            object("eip-a", json!({"spec": spec, "status": {"ready": ready}}))
-        };
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (json!({"v4Ip": "10.5.204.3", "v6Ip": "fd00:5::3"}), Ok(())),
-            (
-                json!({"externalSubnet": "ext-b"}),
-                Err("Subnet.kubeovn.io \"ext-b\" not found"),
-            ),
-            (
-                json!({"v4Ip": "10.5.204"}),
-                Err("spec v4Ip 10.5.204 is not a valid"),
-            ),
-            (
-                json!({"v6Ip": "FD00:5::3"}),
-                Err("eip eip-a v6 ip address FD00:5::3 can not contain upper case"),
-            ),
-            (
-                json!({"v6Ip": "fd00:5::x"}),
-                Err("spec v6ip fd00:5::x is not a valid"),
-            ),
-            (
-                json!({"v6Ip": "fd00:6::3"}),
-                Err(
-                    "the vip fd00:6::3 is not in the range of subnet ovn-vpc-external-network, cidr 10.5.204.0/24,fd00:5::/120",
-                ),
-            ),
-        ];
-        for (spec, want) in cases {
-            assert_eq!(
-                validate_eip_create(&eip(spec.clone(), false), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{spec}"
-            );
-        }
         let ready = eip(json!({"v4Ip": "10.5.204.3"}), true);
         assert_eq!(validate_eip_update(&ready, &ready, &cluster()), Ok(()));
         assert_eq!(
@@ -325,102 +335,93 @@ mod tests {
         assert_eq!(ipv6_to_label_value("fd00::"), "fd00--0");
     }
 
+    #[rstest]
+    #[case::defaults(json!({}), Ok(()))]
+    #[case::eip_empty(json!({"ovnEip": ""}), Err("should set spec ovnEip"))]
+    #[case::address_empty(
+        json!({"v4Ip": ""}),
+        Err("should set spec ipName or v4 or v6 Ip")
+    )]
+    #[case::eip_missing(
+        json!({"ovnEip": "eip-x"}),
+        Err("OvnEip.kubeovn.io \"eip-x\" not found")
+    )]
+    #[case::external_port_empty(
+        json!({"externalPort": ""}),
+        Err("should set spec externalPort")
+    )]
+    #[case::internal_port_empty(
+        json!({"internalPort": ""}),
+        Err("should set spec internalPort")
+    )]
+    #[case::external_port_not_a_number(
+        json!({"externalPort": "8o"}),
+        Err(
+            "failed to parse spec externalPort 8o: strconv.Atoi: parsing \"8o\": invalid syntax",
+        )
+    )]
+    #[case::external_port_out_of_range(
+        json!({"externalPort": "99999999999999999999"}),
+        Err(
+            "failed to parse spec externalPort 99999999999999999999: strconv.Atoi: parsing \"99999999999999999999\": value out of range",
+        )
+    )]
+    #[case::internal_port_negative(
+        json!({"internalPort": "-1"}),
+        Err("spec internalPort -1 is not a valid port")
+    )]
+    #[case::protocol_icmp(
+        json!({"protocol": "icmp"}),
+        Err("invalid dnat protocol: icmp, support tcp or udp")
+    )]
+    fn dnat_fields(#[case] extra: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_dnat_create(&dnat(extra), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
+    }
+
+    #[rstest]
+    #[case::ip_name(
+        json!({"ovnEip": "eip-a", "ipName": "web-0.default"}),
+        Ok(())
+    )]
+    #[case::vpc_and_cidr(
+        json!({"ovnEip": "eip-a", "vpc": "vpc-a", "v4IpCidr": "10.0.1.0/24"}),
+        Ok(())
+    )]
+    #[case::eip_empty(json!({}), Err("should set spec OvnEip"))]
+    #[case::subnet_and_ip_name_together(
+        json!({"ovnEip": "eip-a", "ipName": "a", "vpcSubnet": "b"}),
+        Err("should not set spec vpcSubnet and ipName at the same time")
+    )]
+    #[case::vpc_without_cidr(
+        json!({"ovnEip": "eip-a", "vpc": "vpc-a"}),
+        Err(
+            "should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set",
+        )
+    )]
+    #[case::cidr_without_vpc(
+        json!({"ovnEip": "eip-a", "v4IpCidr": "10.0.1.0/24", "v6IpCidr": "fd00::/64"}),
+        Err("should set spec vpc while spec v4 or v6 IpCidr is not set")
+    )]
+    #[case::nothing_to_translate(
+        json!({"ovnEip": "eip-a"}),
+        Err("should set spec vpcSubnet or ipName or vpc and v4 and v6 IpCidr at least")
+    )]
+    #[case::eip_missing(
+        json!({"ovnEip": "eip-x", "ipName": "a"}),
+        Err("OvnEip.kubeovn.io \"eip-x\" not found")
+    )]
+    fn snat_fields(#[case] spec: Value, #[case] want: Result<(), &str>) {
+        assert_eq!(
+            validate_snat_create(&rule(spec, false), &cluster()),
+            want.map_err(Denial::bad_request)
+        );
+    }
+
     #[test]
     fn rule_checks() {
-        let dnat = |extra: Value| {
-            let mut spec = json!({"ovnEip": "eip-a", "v4Ip": "10.0.1.5", "externalPort": "0", "internalPort": "65535", "protocol": "UDP"});
-            if let (Some(s), Some(e)) = (spec.as_object_mut(), extra.as_object()) {
-                s.extend(e.clone());
-            }
-            rule(spec, false)
-        };
-        let cases: &[(Value, Result<(), &str>)] = &[
-            (json!({}), Ok(())),
-            (json!({"ovnEip": ""}), Err("should set spec ovnEip")),
-            (
-                json!({"v4Ip": ""}),
-                Err("should set spec ipName or v4 or v6 Ip"),
-            ),
-            (
-                json!({"ovnEip": "eip-x"}),
-                Err("OvnEip.kubeovn.io \"eip-x\" not found"),
-            ),
-            (
-                json!({"externalPort": ""}),
-                Err("should set spec externalPort"),
-            ),
-            (
-                json!({"internalPort": ""}),
-                Err("should set spec internalPort"),
-            ),
-            (
-                json!({"externalPort": "8o"}),
-                Err(
-                    "failed to parse spec externalPort 8o: strconv.Atoi: parsing \"8o\": invalid syntax",
-                ),
-            ),
-            (
-                json!({"externalPort": "99999999999999999999"}),
-                Err(
-                    "failed to parse spec externalPort 99999999999999999999: strconv.Atoi: parsing \"99999999999999999999\": value out of range",
-                ),
-            ),
-            (
-                json!({"internalPort": "-1"}),
-                Err("spec internalPort -1 is not a valid port"),
-            ),
-            (
-                json!({"protocol": "icmp"}),
-                Err("invalid dnat protocol: icmp, support tcp or udp"),
-            ),
-        ];
-        for (extra, want) in cases {
-            assert_eq!(
-                validate_dnat_create(&dnat(extra.clone()), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{extra}"
-            );
-        }
-        let snat_cases: &[(Value, Result<(), &str>)] = &[
-            (
-                json!({"ovnEip": "eip-a", "ipName": "web-0.default"}),
-                Ok(()),
-            ),
-            (
-                json!({"ovnEip": "eip-a", "vpc": "vpc-a", "v4IpCidr": "10.0.1.0/24"}),
-                Ok(()),
-            ),
-            (json!({}), Err("should set spec OvnEip")),
-            (
-                json!({"ovnEip": "eip-a", "ipName": "a", "vpcSubnet": "b"}),
-                Err("should not set spec vpcSubnet and ipName at the same time"),
-            ),
-            (
-                json!({"ovnEip": "eip-a", "vpc": "vpc-a"}),
-                Err(
-                    "should set spec v4 or v6 IpCidr (subnet cidr or ip address) when spec vpc is set",
-                ),
-            ),
-            (
-                json!({"ovnEip": "eip-a", "v4IpCidr": "10.0.1.0/24", "v6IpCidr": "fd00::/64"}),
-                Err("should set spec vpc while spec v4 or v6 IpCidr is not set"),
-            ),
-            (
-                json!({"ovnEip": "eip-a"}),
-                Err("should set spec vpcSubnet or ipName or vpc and v4 and v6 IpCidr at least"),
-            ),
-            (
-                json!({"ovnEip": "eip-x", "ipName": "a"}),
-                Err("OvnEip.kubeovn.io \"eip-x\" not found"),
-            ),
-        ];
-        for (spec, want) in snat_cases {
-            assert_eq!(
-                validate_snat_create(&rule(spec.clone(), false), &cluster()),
-                want.map_err(Denial::bad_request),
-                "{spec}"
-            );
-        }
         assert_eq!(
             validate_fip_create(
                 &rule(json!({"ovnEip": "eip-a", "v6Ip": "fd00::5"}), false),

@@ -174,3 +174,243 @@ fn by_provider(subnets: &[Subnet]) -> HashMap<String, String> {
     }
     index
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::static_ip::networks::entries;
+    use crate::k8s::fake::{FakeCluster, annotations, from_value, nad, subnet};
+    use rstest::rstest;
+    use serde_json::json;
+
+    /// The NADs and Subnets of tests/cases/v01-v22: `attachnet` Kube-OVN's
+    /// own (provider `attachnet.default.ovn`, Subnet `attach-net`, and
+    /// `attach-z` after it by name), `ipamnet` another CNI with Kube-OVN's
+    /// IPAM (provider `ipamnet.default`), `macvlan` another CNI's alone,
+    /// `unbound` Kube-OVN's with no Subnet of its provider, `empty` a NAD
+    /// without a config.
+    fn cluster() -> FakeCluster {
+        let ovn = |name: &str| json!({"cniVersion": "0.3.0", "type": "kube-ovn", "provider": format!("{name}.default.ovn")});
+        FakeCluster {
+            nads: vec![
+                nad("default", "attachnet", ovn("attachnet")),
+                nad("default", "unbound", ovn("unbound")),
+                nad(
+                    "default",
+                    "ipamnet",
+                    json!({"type": "macvlan", "ipam": {"type": "kube-ovn", "provider": "ipamnet.default"}}),
+                ),
+                nad(
+                    "default",
+                    "macvlan",
+                    json!({"type": "macvlan", "ipam": {"type": "host-local", "subnet": "172.17.0.0/24"}}),
+                ),
+                from_value(json!({"metadata": {"name": "empty", "namespace": "default"}}))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            ],
+            subnets: vec![
+                subnet(
+                    "ovn-default",
+                    json!({"cidrBlock": "10.16.0.0/16", "provider": "ovn"}),
+                ),
+                subnet(
+                    "attach-z",
+                    json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
+                ),
+                subnet(
+                    "attach-net",
+                    json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
+                ),
+                subnet(
+                    "attach-b",
+                    json!({"cidrBlock": "172.17.0.0/24", "provider": "other"}),
+                ),
+                subnet(
+                    "ipam-net",
+                    json!({"cidrBlock": "172.18.0.0/24", "provider": "ipamnet.default"}),
+                ),
+            ],
+            ..FakeCluster::default()
+        }
+    }
+
+    /// Provider, address, pool and Subnet of each NIC.
+    type Found = Vec<(String, String, String, Option<String>)>;
+
+    fn nic(provider: &str, address: &str, pool: &str, subnet: Option<&str>) -> Found {
+        vec![(
+            provider.into(),
+            address.into(),
+            pool.into(),
+            subnet.map(String::from),
+        )]
+    }
+
+    #[rstest]
+    // v01: the text form, the provider's `ip_address`, the Subnet by provider
+    // (the first by name of two).
+    #[case::provider_ip_address_subnet_by_provider(
+        &[("k8s.v1.cni.cncf.io/networks", "default/attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.11")],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-net")),
+    )]
+    // v02/v03: the selection's `ips`, its namespace the pod's by default.
+    #[case::selection_ips(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","ips":["172.17.0.12"]}]"#)],
+        nic("attachnet.default.ovn", "172.17.0.12", "", Some("attach-net")),
+    )]
+    #[case::selection_ips_joined(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","ips":["172.17.0.12","fd00::12"]}]"#)],
+        nic("attachnet.default.ovn", "172.17.0.12,fd00::12", "", Some("attach-net")),
+    )]
+    // v04: the per-interface key before the provider's `ip_address`.
+    #[case::per_interface_key_before_provider_ip_address(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","namespace":"default","interface":"net1"}]"#),
+            ("attachnet.default.kubernetes.io/ip_address.net1", "172.17.0.11"),
+            ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.12"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-net")),
+    )]
+    #[case::per_interface_key_before_selection_ips(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","interface":"net1","ips":["172.17.0.13"]}]"#),
+            ("attachnet.default.kubernetes.io/ip_address.net1", "172.17.0.11"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-net")),
+    )]
+    #[case::selection_ips_before_provider_ip_address(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","ips":["172.17.0.13"]}]"#),
+            ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.12"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.13", "", Some("attach-net")),
+    )]
+    // v15: the text form's `@<if>` names the interface.
+    #[case::text_form_interface_per_interface_key(
+        &[("k8s.v1.cni.cncf.io/networks", "default/attachnet@net1"), ("attachnet.default.kubernetes.io/ip_address.net1", "172.17.0.11")],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-net")),
+    )]
+    // The pool only where no address is given; an address leaves the pool beside it.
+    #[case::provider_pool(
+        &[("k8s.v1.cni.cncf.io/networks", "attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_pool", "172.17.0.20,172.17.0.21")],
+        nic("attachnet.default.ovn", "", "172.17.0.20,172.17.0.21", Some("attach-net")),
+    )]
+    #[case::address_and_pool(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", "attachnet"),
+            ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
+            ("attachnet.default.ovn.kubernetes.io/ip_pool", "p"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.11", "p", Some("attach-net")),
+    )]
+    // v05: no NAD: no NIC from the selection, nor from annotations it has not.
+    #[case::nad_missing(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"missing","ips":["172.17.0.11"]}]"#)],
+        vec![],
+    )]
+    // v06: another CNI's NAD: nothing to allocate.
+    #[case::nad_not_kube_ovn(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"macvlan","ips":["172.17.0.11"]}]"#)],
+        vec![],
+    )]
+    #[case::nad_without_config(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"empty","ips":["172.17.0.11"]}]"#)],
+        vec![],
+    )]
+    // No Subnet of the provider: "provider %s is not bound to any subnet".
+    #[case::provider_bound_to_no_subnet(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"unbound","ips":["172.17.0.11"]}]"#)],
+        vec![],
+    )]
+    // An unallocated selection leaves the annotations' NIC as I7 reads it.
+    #[case::nad_missing_keeps_the_annotations_nic(
+        &[("k8s.v1.cni.cncf.io/networks", "missing"), ("missing.default.ovn.kubernetes.io/ip_address", "172.17.0.11")],
+        nic("missing.default.ovn", "172.17.0.11", "", None),
+    )]
+    // v07: Kube-OVN's IPAM in another CNI: provider `<nad>.<ns>`.
+    #[case::ipam_only_nad(
+        &[("k8s.v1.cni.cncf.io/networks", "ipamnet"), ("ipamnet.default.kubernetes.io/ip_address", "172.18.0.11")],
+        nic("ipamnet.default", "172.18.0.11", "", Some("ipam-net")),
+    )]
+    // An IPAM-only NAD reads no `logical_switch`.
+    #[case::ipam_only_nad_ignores_logical_switch(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", "ipamnet"),
+            ("ipamnet.default.kubernetes.io/ip_address", "172.18.0.11"),
+            ("ipamnet.default.kubernetes.io/logical_switch", "attach-b"),
+        ],
+        nic("ipamnet.default", "172.18.0.11", "", Some("ipam-net")),
+    )]
+    // v08: a NAD selected twice: the interface joins the provider, the
+    // Subnet is still the bare provider's.
+    #[case::nad_selected_twice_interface_provider(
+        &[("k8s.v1.cni.cncf.io/networks", r#"[{"name":"attachnet","interface":"net1"},{"name":"attachnet","interface":"net2","ips":["172.17.0.11"]}]"#)],
+        nic("attachnet.default.ovn.net2", "172.17.0.11", "", Some("attach-net")),
+    )]
+    // v09: the default network's selection is a selection too.
+    #[case::default_network_selection(
+        &[("v1.multus-cni.io/default-network", r#"[{"name":"attachnet","namespace":"default","ips":["172.17.0.11"]}]"#)],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-net")),
+    )]
+    // v12: `logical_switch` names the Subnet, whatever its provider.
+    #[case::logical_switch_named_subnet_wins(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", "attachnet"),
+            ("attachnet.default.ovn.kubernetes.io/logical_switch", "attach-b"),
+            ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("attach-b")),
+    )]
+    // A `logical_switch` naming no Subnet: the selection is not allocated,
+    // the annotations' NIC stays as I7 reads it.
+    #[case::logical_switch_names_a_missing_subnet(
+        &[
+            ("k8s.v1.cni.cncf.io/networks", "attachnet"),
+            ("attachnet.default.ovn.kubernetes.io/logical_switch", "gone"),
+            ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
+        ],
+        nic("attachnet.default.ovn", "172.17.0.11", "", Some("gone")),
+    )]
+    // v11: selections that do not parse: the controller attaches nothing,
+    // and the annotations' NIC stays.
+    #[case::selections_unparsable(
+        &[("k8s.v1.cni.cncf.io/networks", "[{"), ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.11")],
+        nic("attachnet.default.ovn", "172.17.0.11", "", None),
+    )]
+    // A selection with nothing static is not looked up.
+    #[case::selection_without_static_address(
+        &[("k8s.v1.cni.cncf.io/networks", "attachnet")],
+        vec![],
+    )]
+    fn nics_of_the_selections(#[case] pairs: &[(&str, &str)], #[case] want: Found) {
+        let annotations = annotations(pairs);
+        let selections = entries(&annotations, "default");
+        let found: Found = attached_nics(&annotations, selections.as_deref(), &cluster())
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .into_iter()
+            .map(|nic| {
+                (
+                    nic.provider_name().to_string(),
+                    nic.ip_address.into_owned(),
+                    nic.ip_pool.to_string(),
+                    nic.logical_switch.map(Cow::into_owned),
+                )
+            })
+            .collect();
+        assert_eq!(found, want);
+    }
+
+    #[test]
+    fn a_selection_without_static_address_costs_no_lookup() {
+        let cluster = FakeCluster {
+            fail: Some("no lookups".into()),
+            ..cluster()
+        };
+        let annotations = annotations(&[("k8s.v1.cni.cncf.io/networks", "attachnet,ipamnet")]);
+        let selections = entries(&annotations, "default");
+        assert_eq!(
+            attached_nics(&annotations, selections.as_deref(), &cluster),
+            Ok(vec![])
+        );
+    }
+}

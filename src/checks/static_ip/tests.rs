@@ -2,10 +2,11 @@ use super::*;
 use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
-use crate::k8s::fake::{FakeCluster, ip, subnet};
+use crate::k8s::fake::{FakeCluster, annotations, ip, subnet};
 use crate::k8s::objects::{InUse, Meta, Namespace, Using};
 use crate::k8s::objects::{Ip, OwnerReference};
 use crate::settings::Settings;
+use rstest::rstest;
 use serde_json::json;
 use std::net::IpAddr;
 
@@ -28,13 +29,6 @@ fn cluster(ips: Vec<Ip>) -> FakeCluster {
         ippools: vec!["pool-a".into()],
         ..FakeCluster::default()
     }
-}
-
-fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 fn pod(pairs: &[(&str, &str)], cluster: &FakeCluster) -> Result<(), Denial> {
@@ -130,260 +124,227 @@ fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
     )))
 }
 
-#[test]
-fn pod_conflicts() {
-    let held = || {
-        vec![ip(
-            "other.default",
-            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "other", "namespace": "default"}),
-        )]
-    };
-    type Case<'a> = (
-        &'a str,
-        Vec<(&'a str, &'a str)>,
-        Vec<Ip>,
-        Result<(), Denial>,
-    );
-    let cases: Vec<Case> = vec![
-        (
-            "free address",
-            vec![(IP_ADDRESS, "10.16.0.21")],
-            held(),
-            Ok(()),
+/// The IP object of another pod holding 10.16.0.20 in `ovn-default`.
+fn held() -> Vec<Ip> {
+    vec![ip(
+        "other.default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "other", "namespace": "default"}),
+    )]
+}
+
+#[rstest]
+#[case::free_address(
+    vec![(IP_ADDRESS, "10.16.0.21")],
+    held(),
+    Ok(())
+)]
+#[case::held_address(
+    vec![(IP_ADDRESS, "10.16.0.20")],
+    held(),
+    conflict("10.16.0.20", "other.default", "10.16.0.20")
+)]
+#[case::other_subnet_is_no_conflict(
+    vec![(IP_ADDRESS, "10.70.0.20"), (LOGICAL_SWITCH, "subnet-a")],
+    vec![ip(
+        "other.default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.70.0.20", "podName": "other", "namespace": "default"}),
+    )],
+    Ok(())
+)]
+#[case::own_cr_i2(
+    vec![(IP_ADDRESS, "10.16.0.20")],
+    vec![ip(
+        "app-1.default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "default"}),
+    )],
+    Ok(())
+)]
+#[case::same_name_other_namespace_i2(
+    vec![(IP_ADDRESS, "10.16.0.20")],
+    vec![ip(
+        "app-1.team-a",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "team-a"}),
+    )],
+    conflict("10.16.0.20", "app-1.team-a", "10.16.0.20")
+)]
+#[case::non_canonical_ipv6_cr_matches_by_value_i1(
+    vec![(IP_ADDRESS, "fd00:10:16::20")],
+    vec![ip(
+        "v6.default",
+        json!({"subnet": "ovn-default", "ipAddress": "fd00:10:16:0::20", "podName": "v6", "namespace": "default"}),
+    )],
+    conflict("fd00:10:16::20", "v6.default", "fd00:10:16:0::20")
+)]
+#[case::upper_case_ipv6_cr_blocks_nothing_else_i1(
+    vec![(IP_ADDRESS, "fd00:10:16::30")],
+    vec![ip(
+        "legacy.default",
+        json!({"subnet": "ovn-default", "ipAddress": "FD00:10:16::5", "podName": "legacy", "namespace": "default"}),
+    )],
+    Ok(())
+)]
+#[case::several_holders_first_by_name_i12(
+    vec![(IP_ADDRESS, "10.16.0.20")],
+    vec![
+        ip(
+            "zz.default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "zz", "namespace": "default"}),
         ),
-        (
-            "held address",
-            vec![(IP_ADDRESS, "10.16.0.20")],
-            held(),
-            conflict("10.16.0.20", "other.default", "10.16.0.20"),
+        ip(
+            "aa.default",
+            json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "aa", "namespace": "default"}),
         ),
-        (
-            "other subnet is no conflict",
-            vec![(IP_ADDRESS, "10.70.0.20"), (LOGICAL_SWITCH, "subnet-a")],
-            vec![ip(
-                "other.default",
-                json!({"subnet": "ovn-default", "ipAddress": "10.70.0.20", "podName": "other", "namespace": "default"}),
-            )],
-            Ok(()),
-        ),
-        (
-            "own CR (I2)",
-            vec![(IP_ADDRESS, "10.16.0.20")],
-            vec![ip(
-                "app-1.default",
-                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "default"}),
-            )],
-            Ok(()),
-        ),
-        (
-            "same name, other namespace (I2)",
-            vec![(IP_ADDRESS, "10.16.0.20")],
-            vec![ip(
-                "app-1.team-a",
-                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "app-1", "namespace": "team-a"}),
-            )],
-            conflict("10.16.0.20", "app-1.team-a", "10.16.0.20"),
-        ),
-        (
-            "non-canonical IPv6 CR matches by value (I1)",
-            vec![(IP_ADDRESS, "fd00:10:16::20")],
-            vec![ip(
-                "v6.default",
-                json!({"subnet": "ovn-default", "ipAddress": "fd00:10:16:0::20", "podName": "v6", "namespace": "default"}),
-            )],
-            conflict("fd00:10:16::20", "v6.default", "fd00:10:16:0::20"),
-        ),
-        (
-            "upper-case IPv6 CR blocks nothing else (I1)",
-            vec![(IP_ADDRESS, "fd00:10:16::30")],
-            vec![ip(
-                "legacy.default",
-                json!({"subnet": "ovn-default", "ipAddress": "FD00:10:16::5", "podName": "legacy", "namespace": "default"}),
-            )],
-            Ok(()),
-        ),
-        (
-            "several holders: first by name (I12)",
-            vec![(IP_ADDRESS, "10.16.0.20")],
-            vec![
-                ip(
-                    "zz.default",
-                    json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "zz", "namespace": "default"}),
-                ),
-                ip(
-                    "aa.default",
-                    json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "aa", "namespace": "default"}),
-                ),
-            ],
-            conflict("10.16.0.20", "aa.default", "10.16.0.20"),
-        ),
-        (
-            "dual stack conflict on the v6 part",
-            vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::20")],
-            vec![ip(
-                "d.default",
-                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20,fd00:10:16::20", "podName": "d", "namespace": "default"}),
-            )],
-            conflict("fd00:10:16::20", "d.default", "10.16.0.20,fd00:10:16::20"),
-        ),
-        (
-            "two IPv4",
-            vec![(IP_ADDRESS, "10.16.0.2,10.16.0.3")],
-            vec![],
-            Err(Denial::forbidden(
-                "multiple IPv4 addresses in ip_address annotation \"10.16.0.2,10.16.0.3\"",
-            )),
-        ),
-        (
-            "pool name exists",
-            vec![(IP_POOL, "pool-a")],
-            vec![],
-            Ok(()),
-        ),
-        (
-            "pool name missing",
-            vec![(IP_POOL, "pool-b")],
-            vec![],
-            Err(Denial::forbidden("ippool \"pool-b\" not found")),
-        ),
-        (
-            "pool name not a valid name",
-            vec![(IP_POOL, "Pool B")],
-            vec![],
-            Err(Denial::forbidden("ippool \"Pool B\" not found")),
-        ),
-        (
-            "pool entry held",
-            vec![(IP_POOL, "10.16.0.19,10.16.0.20")],
-            held(),
-            conflict("10.16.0.20", "other.default", "10.16.0.20"),
-        ),
-        (
-            "pool ; groups (I4)",
-            vec![(IP_POOL, "10.16.0.21;10.16.0.20")],
-            held(),
-            conflict("10.16.0.20", "other.default", "10.16.0.20"),
-        ),
-        (
-            "pool bad second entry",
-            vec![(IP_POOL, "10.16.0.21,10.16.0.300")],
-            vec![],
-            Err(Denial::forbidden(
-                "invalid static ip/ippool annotation value: 10.16.0.21,10.16.0.300",
-            )),
-        ),
-        (
-            "format error first (400)",
-            vec![(IP_ADDRESS, "10.16.0.300")],
-            held(),
-            Err(Denial::bad_request(
-                "10.16.0.300 is not a valid ovn.kubernetes.io/ip_address",
-            )),
-        ),
-        (
-            // I16: any tenant can write the annotation; upstream skips the pod.
-            "migration annotation is no exemption",
-            vec![(IP_ADDRESS, "10.16.0.20"), (MIGRATION_JOB, "job")],
-            held(),
-            Err(Denial::forbidden(
-                "annotation static-ip 10.16.0.20 is conflict with ip crd other.default, ip 10.16.0.20",
-            )),
-        ),
-        (
-            "no static IP: no checks",
-            vec![("ovn.kubernetes.io/mac_address", "bad")],
-            held(),
-            Ok(()),
-        ),
-        (
-            "outside the subnet (I6)",
-            vec![(IP_ADDRESS, "10.17.0.5")],
-            vec![],
-            Err(Denial::bad_request(
-                "static ip 10.17.0.5 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112",
-            )),
-        ),
-        (
-            "the gateway (I6)",
-            vec![(IP_ADDRESS, "fd00:10:16::1")],
-            vec![],
-            Err(Denial::bad_request(
-                "static ip fd00:10:16::1 is the gateway of subnet ovn-default",
-            )),
-        ),
-        (
-            "network address (I6)",
-            vec![(IP_ADDRESS, "10.70.0.0"), (LOGICAL_SWITCH, "subnet-a")],
-            vec![],
-            Err(Denial::bad_request(
-                "static ip 10.70.0.0 is the network address of subnet subnet-a",
-            )),
-        ),
-        (
-            "broadcast (I6)",
-            vec![(IP_ADDRESS, "10.70.0.255"), (LOGICAL_SWITCH, "subnet-a")],
-            vec![],
-            Err(Denial::bad_request(
-                "static ip 10.70.0.255 is the broadcast address of subnet subnet-a",
-            )),
-        ),
-        (
-            "point-to-point /31 ends are hosts (I6)",
-            vec![(IP_ADDRESS, "10.80.0.1"), (LOGICAL_SWITCH, "p2p")],
-            vec![],
-            Ok(()),
-        ),
-        (
-            "unknown subnet: no I6",
-            vec![(IP_ADDRESS, "1.2.3.4"), (LOGICAL_SWITCH, "nowhere")],
-            vec![],
-            Ok(()),
-        ),
-        (
-            "conflict before I6",
-            vec![(IP_ADDRESS, "10.16.0.1")],
-            vec![ip(
-                "gw.default",
-                json!({"subnet": "ovn-default", "ipAddress": "10.16.0.1", "podName": "gw", "namespace": "default"}),
-            )],
-            conflict("10.16.0.1", "gw.default", "10.16.0.1"),
-        ),
-        (
-            "attachment conflict (I7)",
-            vec![
-                ("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9"),
-                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
-            ],
-            vec![ip(
-                "x.default.net1.default.ovn",
-                json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
-            )],
-            conflict("10.70.0.9", "x.default.net1.default.ovn", "10.70.0.9"),
-        ),
-        (
-            "attachment without logical switch is not checked (I7)",
-            vec![("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9")],
-            vec![ip(
-                "x.default.net1.default.ovn",
-                json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
-            )],
-            Ok(()),
-        ),
-        (
-            "attachment outside its subnet (I6+I7)",
-            vec![
-                ("net1.default.ovn.kubernetes.io/ip_address", "10.71.0.9"),
-                ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
-            ],
-            vec![],
-            Err(Denial::bad_request(
-                "static ip 10.71.0.9 is not in subnet subnet-a cidr 10.70.0.0/24",
-            )),
-        ),
-    ];
-    for (name, pairs, ips, want) in cases {
-        assert_eq!(pod(&pairs, &cluster(ips)), want, "{name}");
-    }
+    ],
+    conflict("10.16.0.20", "aa.default", "10.16.0.20")
+)]
+#[case::dual_stack_conflict_on_the_v6_part(
+    vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::20")],
+    vec![ip(
+        "d.default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20,fd00:10:16::20", "podName": "d", "namespace": "default"}),
+    )],
+    conflict("fd00:10:16::20", "d.default", "10.16.0.20,fd00:10:16::20")
+)]
+#[case::two_ipv4(
+    vec![(IP_ADDRESS, "10.16.0.2,10.16.0.3")],
+    vec![],
+    Err(Denial::forbidden(
+        "multiple IPv4 addresses in ip_address annotation \"10.16.0.2,10.16.0.3\"",
+    ))
+)]
+#[case::pool_name_exists(
+    vec![(IP_POOL, "pool-a")],
+    vec![],
+    Ok(())
+)]
+#[case::pool_name_missing(
+    vec![(IP_POOL, "pool-b")],
+    vec![],
+    Err(Denial::forbidden("ippool \"pool-b\" not found"))
+)]
+#[case::pool_name_not_a_valid_name(
+    vec![(IP_POOL, "Pool B")],
+    vec![],
+    Err(Denial::forbidden("ippool \"Pool B\" not found"))
+)]
+#[case::pool_entry_held(
+    vec![(IP_POOL, "10.16.0.19,10.16.0.20")],
+    held(),
+    conflict("10.16.0.20", "other.default", "10.16.0.20")
+)]
+#[case::pool_groups_i4(
+    vec![(IP_POOL, "10.16.0.21;10.16.0.20")],
+    held(),
+    conflict("10.16.0.20", "other.default", "10.16.0.20")
+)]
+#[case::pool_bad_second_entry(
+    vec![(IP_POOL, "10.16.0.21,10.16.0.300")],
+    vec![],
+    Err(Denial::forbidden(
+        "invalid static ip/ippool annotation value: 10.16.0.21,10.16.0.300",
+    ))
+)]
+#[case::format_error_first_400(
+    vec![(IP_ADDRESS, "10.16.0.300")],
+    held(),
+    Err(Denial::bad_request(
+        "10.16.0.300 is not a valid ovn.kubernetes.io/ip_address",
+    ))
+)]
+// I16: any tenant can write the annotation; upstream skips the pod.
+#[case::migration_annotation_is_no_exemption(
+    vec![(IP_ADDRESS, "10.16.0.20"), (MIGRATION_JOB, "job")],
+    held(),
+    Err(Denial::forbidden(
+        "annotation static-ip 10.16.0.20 is conflict with ip crd other.default, ip 10.16.0.20",
+    ))
+)]
+#[case::no_static_ip_no_checks(
+    vec![("ovn.kubernetes.io/mac_address", "bad")],
+    held(),
+    Ok(())
+)]
+#[case::outside_the_subnet_i6(
+    vec![(IP_ADDRESS, "10.17.0.5")],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip 10.17.0.5 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112",
+    ))
+)]
+#[case::the_gateway_i6(
+    vec![(IP_ADDRESS, "fd00:10:16::1")],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip fd00:10:16::1 is the gateway of subnet ovn-default",
+    ))
+)]
+#[case::network_address_i6(
+    vec![(IP_ADDRESS, "10.70.0.0"), (LOGICAL_SWITCH, "subnet-a")],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip 10.70.0.0 is the network address of subnet subnet-a",
+    ))
+)]
+#[case::broadcast_i6(
+    vec![(IP_ADDRESS, "10.70.0.255"), (LOGICAL_SWITCH, "subnet-a")],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip 10.70.0.255 is the broadcast address of subnet subnet-a",
+    ))
+)]
+#[case::point_to_point_31_ends_are_hosts_i6(
+    vec![(IP_ADDRESS, "10.80.0.1"), (LOGICAL_SWITCH, "p2p")],
+    vec![],
+    Ok(())
+)]
+#[case::unknown_subnet_no_i6(
+    vec![(IP_ADDRESS, "1.2.3.4"), (LOGICAL_SWITCH, "nowhere")],
+    vec![],
+    Ok(())
+)]
+#[case::conflict_before_i6(
+    vec![(IP_ADDRESS, "10.16.0.1")],
+    vec![ip(
+        "gw.default",
+        json!({"subnet": "ovn-default", "ipAddress": "10.16.0.1", "podName": "gw", "namespace": "default"}),
+    )],
+    conflict("10.16.0.1", "gw.default", "10.16.0.1")
+)]
+#[case::attachment_conflict_i7(
+        vec![
+        ("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9"),
+        ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+    ],
+    vec![ip(
+        "x.default.net1.default.ovn",
+        json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
+    )],
+    conflict("10.70.0.9", "x.default.net1.default.ovn", "10.70.0.9")
+)]
+#[case::attachment_without_logical_switch_is_not_checked_i7(
+    vec![("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9")],
+    vec![ip(
+        "x.default.net1.default.ovn",
+        json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "x", "namespace": "default"}),
+    )],
+    Ok(())
+)]
+#[case::attachment_outside_its_subnet_i6_i7(
+        vec![
+        ("net1.default.ovn.kubernetes.io/ip_address", "10.71.0.9"),
+        ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
+    ],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip 10.71.0.9 is not in subnet subnet-a cidr 10.70.0.0/24",
+    ))
+)]
+fn pod_conflicts(
+    #[case] pairs: Vec<(&str, &str)>,
+    #[case] ips: Vec<Ip>,
+    #[case] want: Result<(), Denial>,
+) {
+    assert_eq!(pod(&pairs, &cluster(ips)), want);
 }
 
 #[test]

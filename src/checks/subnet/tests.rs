@@ -1,6 +1,7 @@
 use super::*;
 use crate::k8s::fake::{FakeCluster, from_value, object, subnet};
 use crate::k8s::objects::{BigInt, Service, Vpc};
+use rstest::rstest;
 use serde_json::{Value, json};
 
 fn settings(service_ip: Option<&str>) -> Settings {
@@ -654,73 +655,68 @@ fn delete_is_refused_while_addresses_are_in_use() {
     assert!(undecodable.is_err());
 }
 
-#[test]
-fn big_int_reads_numbers_as_go_does() {
-    let cases: &[(&str, Option<bool>)] = &[
-        ("0", Some(true)),
-        ("null", Some(true)),
-        ("\"0\"", Some(true)),
-        ("-0", Some(true)),
-        ("7", Some(false)),
-        ("\"7\"", Some(false)),
-        ("+7", Some(false)),
-        ("123456789012345678901234567890", Some(false)),
-        ("0.0", Some(true)),
-        ("7.0", Some(false)),
-        ("1e3", Some(false)),
-        ("0e5", Some(true)),
-        ("1.5", None),
-        ("1e-3", None),
-        ("15e-1", None),
-        ("150e-1", Some(false)),
-        ("\"\"", None),
-        ("\"abc\"", None),
-        ("true", None),
-        ("1e", None),
-        ("\"1_000\"", None),
-    ];
-    for (json, want) in cases {
-        assert_eq!(BigInt::parse(json).map(|b| b.is_zero()), *want, "{json}");
-    }
+#[rstest]
+#[case::zero("0", Some(true))]
+#[case::null("null", Some(true))]
+#[case::zero_string("\"0\"", Some(true))]
+#[case::minus_zero("-0", Some(true))]
+#[case::seven("7", Some(false))]
+#[case::seven_string("\"7\"", Some(false))]
+#[case::plus_seven("+7", Some(false))]
+#[case::beyond_u64("123456789012345678901234567890", Some(false))]
+#[case::zero_point_zero("0.0", Some(true))]
+#[case::seven_point_zero("7.0", Some(false))]
+#[case::exponent("1e3", Some(false))]
+#[case::zero_exponent("0e5", Some(true))]
+#[case::fraction("1.5", None)]
+#[case::negative_exponent("1e-3", None)]
+#[case::fraction_by_exponent("15e-1", None)]
+#[case::whole_by_exponent("150e-1", Some(false))]
+#[case::empty_string("\"\"", None)]
+#[case::letters("\"abc\"", None)]
+#[case::boolean("true", None)]
+#[case::exponent_without_digits("1e", None)]
+#[case::underscores("\"1_000\"", None)]
+fn big_int_reads_numbers_as_go_does(#[case] json: &str, #[case] want: Option<bool>) {
+    assert_eq!(BigInt::parse(json).map(|b| b.is_zero()), want);
 }
 
-#[test]
-fn network_broadcast_follows_kube_ovn() {
-    let cases: &[(&str, &str, Result<(), &str>)] = &[
-        ("", "10.0.0.1", Ok(())),
-        ("10.0.0.0/24", "", Ok(())),
-        ("10.0.0.0/24", "10.0.0.1", Ok(())),
-        (
-            "10.0.0.0/24",
-            "10.0.0.255",
-            Err("10.0.0.255 is the broadcast ip in cidr 10.0.0.0/24"),
-        ),
-        (
-            "10.0.0.0/24",
-            "10.0.0.0",
-            Err("10.0.0.0 is the network number ip in cidr 10.0.0.0/24"),
-        ),
-        ("10.0.0.0/31", "10.0.0.0", Ok(())),
-        ("10.0.0.0/31", "10.0.0.1", Ok(())),
-        ("fd00::/127", "fd00::", Ok(())),
-        ("fd00::/64", "fd00::ffff:ffff:ffff:ffff", Ok(())),
-        (
-            "10.0.0.0/24,fd00::/64",
-            "fd00::",
-            Err("fd00:: is the network number ip in cidr fd00::/64"),
-        ),
-        (
-            "fd00::/128",
-            "fd00::",
-            Err("subnet fd00::/128 is configured with /32 or /128 netmask"),
-        ),
-        ("10.0.0.0/24", "fd00::1", Ok(())),
-    ];
-    for (cidr, ip, want) in cases {
-        assert_eq!(
-            validate_network_broadcast(cidr, ip),
-            want.map_err(str::to_string),
-            "{cidr} {ip}"
-        );
-    }
+#[rstest]
+#[case::no_cidr("", "10.0.0.1", Ok(()))]
+#[case::no_gateway("10.0.0.0/24", "", Ok(()))]
+#[case::gateway_inside("10.0.0.0/24", "10.0.0.1", Ok(()))]
+#[case::gateway_is_broadcast(
+    "10.0.0.0/24",
+    "10.0.0.255",
+    Err("10.0.0.255 is the broadcast ip in cidr 10.0.0.0/24")
+)]
+#[case::gateway_is_network_number(
+    "10.0.0.0/24",
+    "10.0.0.0",
+    Err("10.0.0.0 is the network number ip in cidr 10.0.0.0/24")
+)]
+#[case::v4_31_network_number("10.0.0.0/31", "10.0.0.0", Ok(()))]
+#[case::v4_31_last_address("10.0.0.0/31", "10.0.0.1", Ok(()))]
+#[case::v6_127_network_number("fd00::/127", "fd00::", Ok(()))]
+#[case::v6_64_last_address("fd00::/64", "fd00::ffff:ffff:ffff:ffff", Ok(()))]
+#[case::dual_stack_v6_network_number(
+    "10.0.0.0/24,fd00::/64",
+    "fd00::",
+    Err("fd00:: is the network number ip in cidr fd00::/64")
+)]
+#[case::v6_128_netmask(
+    "fd00::/128",
+    "fd00::",
+    Err("subnet fd00::/128 is configured with /32 or /128 netmask")
+)]
+#[case::other_family_ignored("10.0.0.0/24", "fd00::1", Ok(()))]
+fn network_broadcast_follows_kube_ovn(
+    #[case] cidr: &str,
+    #[case] ip: &str,
+    #[case] want: Result<(), &str>,
+) {
+    assert_eq!(
+        validate_network_broadcast(cidr, ip),
+        want.map_err(str::to_string)
+    );
 }

@@ -115,35 +115,42 @@ mod tests {
         );
     }
 
-    #[test]
-    fn update_keeps_every_field_that_was_set() {
-        let old = ip(
+    /// The IP object `web-0.default` with every field set but `podType`.
+    fn stored() -> Ip {
+        ip(
             "web-0.default",
             json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"}),
-        );
-        let changed = |field: &str, value: &str| {
-            let mut spec = json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"});
-            spec[field] = json!(value);
-            ip("web-0.default", spec)
-        };
+        )
+    }
+
+    /// [`stored`] with `field` set to `value`.
+    fn changed(field: &str, value: &str) -> Ip {
+        let mut spec = json!({"subnet": "v6", "namespace": "default", "podName": "web-0", "macAddress": "00:00:00:00:00:01"});
+        spec[field] = json!(value);
+        ip("web-0.default", spec)
+    }
+
+    #[test]
+    fn update_keeps_every_field_that_was_set() {
+        let old = stored();
         assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
         // A field that was empty may be filled in.
         assert_eq!(
             validate_update(&changed("podType", "StatefulSet"), &old, &cluster()),
             Ok(())
         );
-        for (field, name) in [
-            ("namespace", "namespace"),
-            ("podName", "podName"),
-            ("macAddress", "macAddress"),
-        ] {
-            assert_eq!(
-                validate_update(&changed(field, "other"), &old, &cluster()),
-                Err(Denial::bad_request(format!(
-                    "ip web-0.default {name} can not change"
-                ))),
-                "{field}"
-            );
-        }
+    }
+
+    #[rstest]
+    #[case::namespace("namespace", "namespace")]
+    #[case::pod_name("podName", "podName")]
+    #[case::mac_address("macAddress", "macAddress")]
+    fn update_refuses_a_change_of_a_set_field(#[case] field: &str, #[case] name: &str) {
+        assert_eq!(
+            validate_update(&changed(field, "other"), &stored(), &cluster()),
+            Err(Denial::bad_request(format!(
+                "ip web-0.default {name} can not change"
+            )))
+        );
     }
 }

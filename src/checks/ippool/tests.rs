@@ -3,11 +3,15 @@
 
 use super::*;
 use crate::k8s::fake::{FakeCluster, ippool, subnet};
+use rstest::rstest;
 use serde_json::json;
 
 const V4: &str = "10.16.0.0/16";
 const DUAL: &str = "10.16.0.0/16,fd00:10:16::/112";
 const V6: &str = "fd00:10:16::/112";
+
+/// Another pool's addresses, `10.16.0.10..10.16.0.20`.
+const A_10_20: &[&str] = &["10.16.0.10..10.16.0.20"];
 
 /// The decision for `ips` as pool `b` of subnet `s` (cidr `cidr`), with
 /// the other pools `(name, ips)` stored.
@@ -25,16 +29,10 @@ fn decide_b(cidr: &str, others: &[(&str, &[&str])], ips: &[&str]) -> Verdict {
     )
 }
 
-/// Other pools: `(name, ips)`.
-type Others<'a> = &'a [(&'a str, &'a [&'a str])];
-
-/// The subnet's cidr, the other pools, the new pool's ips, and the answer.
-type OverlapCase = (
-    &'static str,
-    Others<'static>,
-    &'static [&'static str],
-    Result<(), &'static str>,
-);
+/// Another pool of the subnet: its name and `ips`.
+fn other<'a>(name: &'a str, ips: &'a [&'a str]) -> (&'a str, &'a [&'a str]) {
+    (name, ips)
+}
 
 fn denied(code: u16, message: &str) -> Verdict {
     Err(Denial {
@@ -43,173 +41,169 @@ fn denied(code: u16, message: &str) -> Verdict {
     })
 }
 
-#[test]
-fn entries_parse_as_the_controller_parses_them() {
-    let cases: &[(&str, &[&str], Verdict)] = &[
-        (
-            V4,
-            &["10.16.0.1..10.16.0.5", "10.16.0.6", "10.16.1.0/30"],
-            Ok(vec![]),
-        ),
-        (
-            V4,
-            &["10.16.0.5..10.16.0.1"],
-            denied(
-                400,
-                r#"invalid ip range "10.16.0.5..10.16.0.1": 10.16.0.5 is greater than 10.16.0.1"#,
-            ),
-        ),
-        (
-            V4,
-            &["10.16.0.0/33"],
-            denied(400, "invalid CIDR address: 10.16.0.0/33"),
-        ),
-        // Ignored by the controller in an IPv4 subnet; refused here all the same.
-        (
-            V4,
-            &["10.16.0.300"],
-            denied(400, r#"invalid IP address "10.16.0.300""#),
-        ),
-        (
-            DUAL,
-            &[" 10.16.0.1"],
-            denied(400, r#"invalid IP address " 10.16.0.1""#),
-        ),
-        (
-            DUAL,
-            &["10.16.0.1 .. 10.16.0.5"],
-            denied(400, r#"invalid IP address "10.16.0.1 ""#),
-        ),
-        (V4, &["10.16.0.1..10.16.0.5..garbage"], Ok(vec![])),
-        (
-            V4,
-            &["10.16.0.0/24..10.16.1.0"],
-            denied(400, r#"invalid IP address "10.16.0.0/24""#),
-        ),
-        (
-            V6,
-            &["fe80::1%eth0"],
-            denied(400, r#"invalid IP address "fe80::1%eth0""#),
-        ),
-        (
-            DUAL,
-            &["fd00::1..10.0.0.1"],
-            denied(
-                400,
-                r#"invalid ip range "fd00::1..10.0.0.1": fd00::1 is greater than 10.0.0.1"#,
-            ),
-        ),
-    ];
-    for (cidr, ips, want) in cases {
-        let got = decide_b(cidr, &[], ips).map(|_| vec![]);
-        assert_eq!(&got, want, "{ips:?} in {cidr}");
-    }
+#[rstest]
+#[case::ranges_addresses_and_cidrs(
+    V4,
+    &["10.16.0.1..10.16.0.5", "10.16.0.6", "10.16.1.0/30"],
+    Ok(vec![])
+)]
+#[case::reversed_range(
+    V4,
+    &["10.16.0.5..10.16.0.1"],
+    denied(
+        400,
+        r#"invalid ip range "10.16.0.5..10.16.0.1": 10.16.0.5 is greater than 10.16.0.1"#,
+    )
+)]
+#[case::mask_33(
+    V4,
+    &["10.16.0.0/33"],
+    denied(400, "invalid CIDR address: 10.16.0.0/33")
+)]
+// Ignored by the controller in an IPv4 subnet; refused here all the same.
+#[case::octet_out_of_range(
+    V4,
+    &["10.16.0.300"],
+    denied(400, r#"invalid IP address "10.16.0.300""#)
+)]
+#[case::leading_space(
+    DUAL,
+    &[" 10.16.0.1"],
+    denied(400, r#"invalid IP address " 10.16.0.1""#)
+)]
+#[case::spaces_around_range_dots(
+    DUAL,
+    &["10.16.0.1 .. 10.16.0.5"],
+    denied(400, r#"invalid IP address "10.16.0.1 ""#)
+)]
+#[case::range_trailing_text_ignored(V4, &["10.16.0.1..10.16.0.5..garbage"], Ok(vec![]))]
+#[case::cidr_as_range_start(
+    V4,
+    &["10.16.0.0/24..10.16.1.0"],
+    denied(400, r#"invalid IP address "10.16.0.0/24""#)
+)]
+#[case::v6_zone(
+    V6,
+    &["fe80::1%eth0"],
+    denied(400, r#"invalid IP address "fe80::1%eth0""#)
+)]
+#[case::v6_to_v4_range(
+    DUAL,
+    &["fd00::1..10.0.0.1"],
+    denied(
+        400,
+        r#"invalid ip range "fd00::1..10.0.0.1": fd00::1 is greater than 10.0.0.1"#,
+    )
+)]
+fn entries_parse_as_the_controller_parses_them(
+    #[case] cidr: &str,
+    #[case] ips: &[&str],
+    #[case] want: Verdict,
+) {
+    let got = decide_b(cidr, &[], ips).map(|_| vec![]);
+    assert_eq!(got, want);
 }
 
-#[test]
-fn overlaps_in_the_subnets_families_name_the_first_pool() {
-    const A_10_20: &[&str] = &["10.16.0.10..10.16.0.20"];
-    let cases: &[OverlapCase] = &[
-        (
-            V4,
-            &[("a", A_10_20)],
-            &["10.16.0.15..10.16.0.30"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.15-10.16.0.20"),
-        ),
-        (V4, &[("a", A_10_20)], &["10.16.0.21..10.16.0.30"], Ok(())),
-        (
-            V4,
-            &[("a", A_10_20)],
-            &["10.16.0.20..10.16.0.30"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.20"),
-        ),
-        (
-            V4,
-            &[("a", &["10.16.0.1", "10.16.0.5..10.16.0.9"])],
-            &["10.16.0.0/29"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.1,10.16.0.5-10.16.0.7"),
-        ),
-        // Outside the CIDR still conflicts, as upstream.
-        (
-            V4,
-            &[("a", &["192.168.0.1..192.168.0.10"])],
-            &["192.168.0.5"],
-            Err("ippool b has conflict IPs with ippool a: 192.168.0.5"),
-        ),
-        // IPv6 is not compared in an IPv4 subnet.
-        (V4, &[("a", &["fd00::1..fd00::10"])], &["fd00::5"], Ok(())),
-        (
-            V6,
-            &[("a", &["10.16.0.1", "fd00:10:16::1..fd00:10:16::10"])],
-            &["10.16.0.1", "fd00:10:16::8/125"],
-            Err("ippool b has conflict IPs with ippool a: fd00:10:16::8-fd00:10:16::f"),
-        ),
-        (
-            DUAL,
-            &[("a", &["10.16.0.10", "fd00:10:16::10"])],
-            &["10.16.0.11", "fd00:10:16::10"],
-            Err("ippool b has conflict IPs with ippool a: fd00:10:16::10"),
-        ),
-        // The IPv4 conflict comes before the bad IPv6 entry.
-        (
-            DUAL,
-            &[("a", &["10.16.0.10", "fd00:10:16::10"])],
-            &["10.16.0.10", "abc"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.10"),
-        ),
-        (
-            DUAL,
-            &[("a", &["fd00:10:16::1..fd00:10:16::ff"])],
-            &["fd00:10:16::f0/124", "fd00:10:16::5"],
-            Err(
-                "ippool b has conflict IPs with ippool a: fd00:10:16::5,fd00:10:16::f0-fd00:10:16::ff",
-            ),
-        ),
-        (
-            V4,
-            &[("a", &["::ffff:10.16.0.7"])],
-            &["10.16.0.5..10.16.0.9"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.7"),
-        ),
-        (
-            V4,
-            &[("a", &["10.16.0.1..fd00::5"])],
-            &["10.16.0.200"],
-            Err("ippool b has conflict IPs with ippool a: 10.16.0.200"),
-        ),
-        // Several: the first by name, whatever the list order.
-        (
-            V4,
-            &[
-                ("z", &["10.16.0.6..10.16.0.9"]),
-                ("c", &["10.16.0.1..10.16.0.5"]),
-            ],
-            &["10.16.0.4..10.16.0.7"],
-            Err("ippool b has conflict IPs with ippool c: 10.16.0.4-10.16.0.5"),
-        ),
-        // A pool that does not parse is not in the controller's IPAM.
-        (
-            V4,
-            &[("a", &["10.16.0.5", "10.16.0.0/33"])],
-            &["10.16.0.5"],
-            Ok(()),
-        ),
-        // Its own stored version is no conflict.
-        (
-            V4,
-            &[("b", &["10.16.0.10..10.16.0.20"])],
-            &["10.16.0.15..10.16.0.30"],
-            Ok(()),
-        ),
-    ];
-    for (cidr, others, ips, want) in cases {
-        let got = decide_b(cidr, others, ips).map(|_| ());
-        assert_eq!(
-            got,
-            want.map_err(Denial::forbidden),
-            "{ips:?} against {others:?}"
-        );
-    }
+#[rstest]
+#[case::overlapping_ranges(
+    V4,
+    &[other("a", A_10_20)],
+    &["10.16.0.15..10.16.0.30"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.15-10.16.0.20")
+)]
+#[case::range_just_past_the_end(V4, &[other("a", A_10_20)], &["10.16.0.21..10.16.0.30"], Ok(()))]
+#[case::range_touching_the_end(
+    V4,
+    &[other("a", A_10_20)],
+    &["10.16.0.20..10.16.0.30"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.20")
+)]
+#[case::cidr_against_address_and_range(
+    V4,
+    &[other("a", &["10.16.0.1", "10.16.0.5..10.16.0.9"])],
+    &["10.16.0.0/29"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.1,10.16.0.5-10.16.0.7")
+)]
+// Outside the CIDR still conflicts, as upstream.
+#[case::outside_the_cidr(
+    V4,
+    &[other("a", &["192.168.0.1..192.168.0.10"])],
+    &["192.168.0.5"],
+    Err("ippool b has conflict IPs with ippool a: 192.168.0.5")
+)]
+// IPv6 is not compared in an IPv4 subnet.
+#[case::v6_in_a_v4_subnet(V4, &[other("a", &["fd00::1..fd00::10"])], &["fd00::5"], Ok(()))]
+#[case::v6_subnet_compares_v6_only(
+    V6,
+    &[other("a", &["10.16.0.1", "fd00:10:16::1..fd00:10:16::10"])],
+    &["10.16.0.1", "fd00:10:16::8/125"],
+    Err("ippool b has conflict IPs with ippool a: fd00:10:16::8-fd00:10:16::f")
+)]
+#[case::dual_stack_v6_conflict(
+    DUAL,
+    &[other("a", &["10.16.0.10", "fd00:10:16::10"])],
+    &["10.16.0.11", "fd00:10:16::10"],
+    Err("ippool b has conflict IPs with ippool a: fd00:10:16::10")
+)]
+// The IPv4 conflict comes before the bad IPv6 entry.
+#[case::v4_conflict_before_bad_v6_entry(
+    DUAL,
+    &[other("a", &["10.16.0.10", "fd00:10:16::10"])],
+    &["10.16.0.10", "abc"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.10")
+)]
+#[case::v6_cidr_and_address(
+    DUAL,
+    &[other("a", &["fd00:10:16::1..fd00:10:16::ff"])],
+    &["fd00:10:16::f0/124", "fd00:10:16::5"],
+    Err(
+        "ippool b has conflict IPs with ippool a: fd00:10:16::5,fd00:10:16::f0-fd00:10:16::ff",
+    )
+)]
+#[case::v4_mapped_v6_address(
+    V4,
+    &[other("a", &["::ffff:10.16.0.7"])],
+    &["10.16.0.5..10.16.0.9"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.7")
+)]
+#[case::mixed_family_range(
+    V4,
+    &[other("a", &["10.16.0.1..fd00::5"])],
+    &["10.16.0.200"],
+    Err("ippool b has conflict IPs with ippool a: 10.16.0.200")
+)]
+// Several: the first by name, whatever the list order.
+#[case::first_pool_by_name(
+    V4,
+    &[
+        other("z", &["10.16.0.6..10.16.0.9"]),
+        other("c", &["10.16.0.1..10.16.0.5"]),
+    ],
+    &["10.16.0.4..10.16.0.7"],
+    Err("ippool b has conflict IPs with ippool c: 10.16.0.4-10.16.0.5")
+)]
+// A pool that does not parse is not in the controller's IPAM.
+#[case::unparsable_pool_ignored(
+    V4,
+    &[other("a", &["10.16.0.5", "10.16.0.0/33"])],
+    &["10.16.0.5"],
+    Ok(())
+)]
+// Its own stored version is no conflict.
+#[case::own_stored_version(
+    V4,
+    &[other("b", &["10.16.0.10..10.16.0.20"])],
+    &["10.16.0.15..10.16.0.30"],
+    Ok(())
+)]
+fn overlaps_in_the_subnets_families_name_the_first_pool(
+    #[case] cidr: &str,
+    #[case] others: &[(&str, &[&str])],
+    #[case] ips: &[&str],
+    #[case] want: Result<(), &str>,
+) {
+    let got = decide_b(cidr, others, ips).map(|_| ());
+    assert_eq!(got, want.map_err(Denial::forbidden));
 }
 
 #[test]

@@ -286,6 +286,7 @@ fn check_ip_pool(annotations: &BTreeMap<String, String>, errors: &mut Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
 
     fn run(pairs: &[(&str, &str)]) -> Result<(), String> {
         validate(
@@ -296,123 +297,121 @@ mod tests {
         )
     }
 
-    #[test]
-    fn validate_pod_network_table() {
-        // TestValidatePodNetwork of kube-ovn, plus edge cases of each block.
-        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
-        let cases: &[Case] = &[
-            (
-                &[
-                    (IP_ADDRESS, "10.16.0.15"),
-                    (MAC_ADDRESS, "00:00:00:54:17:2A"),
-                    (IP_POOL, "10.16.0.15,10.16.0.16"),
-                    (CIDR, "10.16.0.0/16"),
-                ],
-                None,
-            ),
-            (&[(IP_ADDRESS, "10.244.0.0/16,fd00:10:244:0:2::/80")], None),
-            (
-                &[(IP_ADDRESS, "10.244.000.0/16,fd00:10:244:0:2::/80")],
-                Some("10.244.000.0/16 is not a valid ovn.kubernetes.io/ip_address"),
-            ),
-            (
-                &[(IP_ADDRESS, "10.0.0.1, fd00::1")],
-                Some(" fd00::1 is not a valid ovn.kubernetes.io/ip_address"),
-            ),
-            (
-                &[(IP_ADDRESS, "10.16.0.5/33")],
-                Some("10.16.0.5/33 is not a valid ovn.kubernetes.io/ip_address"),
-            ),
-            (
-                &[(IP_ADDRESS, "10.99.1.11"), (CIDR, "10.99.0.0/24")],
-                Some("10.99.1.11 not in cidr 10.99.0.0/24"),
-            ),
-            (
-                &[
-                    (IP_ADDRESS, "10.244.0.0/16,fd00::/80"),
-                    (IP_POOL, "10.16.0.15,10.16.0.16"),
-                    (CIDR, "10.16.0/16"),
-                ],
-                Some("[invalid cidr 10.16.0/16, 10.16.0.15,10.16.0.16 not in cidr 10.16.0/16]"),
-            ),
-            (
-                &[(IP_ADDRESS, "10.16.0.15"), (MAC_ADDRESS, "00:00:54:17:2A")],
-                Some("00:00:54:17:2A is not a valid ovn.kubernetes.io/mac_address"),
-            ),
-            (
-                &[(IP_POOL, "10.16.0.300,10.16.0.60")],
-                Some("10.16.0.300 in ovn.kubernetes.io/ip_pool is not a valid address"),
-            ),
-            (&[(IP_POOL, "10.16.0.60,10.16.0.300")], None),
-            (&[(IP_POOL, "pool-a")], None),
-            (
-                &[(IP_POOL, "a;b")],
-                Some(
-                    "[a in ovn.kubernetes.io/ip_pool is not a valid address, b in ovn.kubernetes.io/ip_pool is not a valid address]",
-                ),
-            ),
-            (
-                &[(IP_POOL, "10.99.1.8,10.99.1.18"), (CIDR, "10.99.0.0/24")],
-                Some("10.99.1.8,10.99.1.18 not in cidr 10.99.0.0/24"),
-            ),
-            (
-                &[(IP_POOL, "10.99.1.8,10.99.0.18"), (CIDR, "10.99.0.0/24")],
-                None,
-            ),
-            (
-                &[("ovn.kubernetes.io/ingress_rate", "a3")],
-                Some("a3 is not a valid ovn.kubernetes.io/ingress_rate"),
-            ),
-            (
-                &[("ovn.kubernetes.io/egress_burst", "-1")],
-                Some("-1 is not a valid ovn.kubernetes.io/egress_burst"),
-            ),
-            (&[("ovn.kubernetes.io/egress_rate", "+10")], None),
-            (
-                &[("net1.ns1.kubernetes.io/egress_rate", "10m")],
-                Some("10m is not a valid net1.ns1.kubernetes.io/egress_rate"),
-            ),
-            (
-                &[(IP_FAMILY, "IPv4")],
-                Some("IPv4 is not a valid ovn.kubernetes.io/ip_family"),
-            ),
-            (
-                &[(IP_FAMILY, "dual")],
-                Some("dual is not a valid ovn.kubernetes.io/ip_family"),
-            ),
-            (&[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15")], None),
-            (
-                &[(IP_FAMILY, "ipv6"), (IP_ADDRESS, "10.16.0.15")],
-                Some("10.16.0.15 does not match ovn.kubernetes.io/ip_family ipv6"),
-            ),
-            (
-                &[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15,fd00::1")],
-                Some("fd00::1 does not match ovn.kubernetes.io/ip_family ipv4"),
-            ),
-            (
-                &[
-                    ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv6"),
-                    ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
-                ],
-                None,
-            ),
-            (
-                &[
-                    ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv4"),
-                    ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
-                ],
-                Some("fd00::15 does not match net1.ns1.ovn.kubernetes.io/ip_family ipv4"),
-            ),
-            (
-                &[
-                    ("net1.ns1.ovn.net1.kubernetes.io/ip_family", "ipv4"),
-                    ("net1.ns1.kubernetes.io/ip_address.net1", "fd00::15"),
-                ],
-                Some("fd00::15 does not match net1.ns1.ovn.net1.kubernetes.io/ip_family ipv4"),
-            ),
-        ];
-        for (annotations, want) in cases {
-            assert_eq!(run(annotations).err().as_deref(), *want, "{annotations:?}");
-        }
+    // TestValidatePodNetwork of kube-ovn, plus edge cases of each block.
+    #[rstest]
+    #[case::upstream_valid(
+        &[
+            (IP_ADDRESS, "10.16.0.15"),
+            (MAC_ADDRESS, "00:00:00:54:17:2A"),
+            (IP_POOL, "10.16.0.15,10.16.0.16"),
+            (CIDR, "10.16.0.0/16"),
+        ],
+        None
+    )]
+    #[case::ip_address_cidrs(&[(IP_ADDRESS, "10.244.0.0/16,fd00:10:244:0:2::/80")], None)]
+    #[case::ip_address_leading_zeros(
+        &[(IP_ADDRESS, "10.244.000.0/16,fd00:10:244:0:2::/80")],
+        Some("10.244.000.0/16 is not a valid ovn.kubernetes.io/ip_address")
+    )]
+    #[case::ip_address_space_after_comma(
+        &[(IP_ADDRESS, "10.0.0.1, fd00::1")],
+        Some(" fd00::1 is not a valid ovn.kubernetes.io/ip_address")
+    )]
+    #[case::ip_address_mask_33(
+        &[(IP_ADDRESS, "10.16.0.5/33")],
+        Some("10.16.0.5/33 is not a valid ovn.kubernetes.io/ip_address")
+    )]
+    #[case::ip_address_outside_cidr(
+        &[(IP_ADDRESS, "10.99.1.11"), (CIDR, "10.99.0.0/24")],
+        Some("10.99.1.11 not in cidr 10.99.0.0/24")
+    )]
+    #[case::invalid_cidr(
+        &[
+            (IP_ADDRESS, "10.244.0.0/16,fd00::/80"),
+            (IP_POOL, "10.16.0.15,10.16.0.16"),
+            (CIDR, "10.16.0/16"),
+        ],
+        Some("[invalid cidr 10.16.0/16, 10.16.0.15,10.16.0.16 not in cidr 10.16.0/16]")
+    )]
+    #[case::mac_address_too_short(
+        &[(IP_ADDRESS, "10.16.0.15"), (MAC_ADDRESS, "00:00:54:17:2A")],
+        Some("00:00:54:17:2A is not a valid ovn.kubernetes.io/mac_address")
+    )]
+    #[case::ip_pool_first_invalid(
+        &[(IP_POOL, "10.16.0.300,10.16.0.60")],
+        Some("10.16.0.300 in ovn.kubernetes.io/ip_pool is not a valid address")
+    )]
+    #[case::ip_pool_second_invalid(&[(IP_POOL, "10.16.0.60,10.16.0.300")], None)]
+    #[case::ip_pool_name(&[(IP_POOL, "pool-a")], None)]
+    #[case::ip_pool_groups_invalid(
+        &[(IP_POOL, "a;b")],
+        Some(
+            "[a in ovn.kubernetes.io/ip_pool is not a valid address, b in ovn.kubernetes.io/ip_pool is not a valid address]",
+        )
+    )]
+    #[case::ip_pool_outside_cidr(
+        &[(IP_POOL, "10.99.1.8,10.99.1.18"), (CIDR, "10.99.0.0/24")],
+        Some("10.99.1.8,10.99.1.18 not in cidr 10.99.0.0/24")
+    )]
+    #[case::ip_pool_partly_inside_cidr(
+        &[(IP_POOL, "10.99.1.8,10.99.0.18"), (CIDR, "10.99.0.0/24")],
+        None
+    )]
+    #[case::ingress_rate_letters(
+        &[("ovn.kubernetes.io/ingress_rate", "a3")],
+        Some("a3 is not a valid ovn.kubernetes.io/ingress_rate")
+    )]
+    #[case::egress_burst_negative(
+        &[("ovn.kubernetes.io/egress_burst", "-1")],
+        Some("-1 is not a valid ovn.kubernetes.io/egress_burst")
+    )]
+    #[case::egress_rate_plus_sign(&[("ovn.kubernetes.io/egress_rate", "+10")], None)]
+    #[case::attachment_egress_rate_unit(
+        &[("net1.ns1.kubernetes.io/egress_rate", "10m")],
+        Some("10m is not a valid net1.ns1.kubernetes.io/egress_rate")
+    )]
+    #[case::ip_family_upper_case(
+        &[(IP_FAMILY, "IPv4")],
+        Some("IPv4 is not a valid ovn.kubernetes.io/ip_family")
+    )]
+    #[case::ip_family_dual(
+        &[(IP_FAMILY, "dual")],
+        Some("dual is not a valid ovn.kubernetes.io/ip_family")
+    )]
+    #[case::ip_family_ipv4_matching(&[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15")], None)]
+    #[case::ip_family_ipv6_mismatch(
+        &[(IP_FAMILY, "ipv6"), (IP_ADDRESS, "10.16.0.15")],
+        Some("10.16.0.15 does not match ovn.kubernetes.io/ip_family ipv6")
+    )]
+    #[case::ip_family_ipv4_dual_address(
+        &[(IP_FAMILY, "ipv4"), (IP_ADDRESS, "10.16.0.15,fd00::1")],
+        Some("fd00::1 does not match ovn.kubernetes.io/ip_family ipv4")
+    )]
+    #[case::attachment_ip_family_matching(
+        &[
+            ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv6"),
+            ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
+        ],
+        None
+    )]
+    #[case::attachment_ip_family_mismatch(
+        &[
+            ("net1.ns1.ovn.kubernetes.io/ip_family", "ipv4"),
+            ("net1.ns1.ovn.kubernetes.io/ip_address", "fd00::15"),
+        ],
+        Some("fd00::15 does not match net1.ns1.ovn.kubernetes.io/ip_family ipv4")
+    )]
+    #[case::per_interface_ip_family_mismatch(
+        &[
+            ("net1.ns1.ovn.net1.kubernetes.io/ip_family", "ipv4"),
+            ("net1.ns1.kubernetes.io/ip_address.net1", "fd00::15"),
+        ],
+        Some("fd00::15 does not match net1.ns1.ovn.net1.kubernetes.io/ip_family ipv4")
+    )]
+    fn validate_pod_network_table(
+        #[case] annotations: &[(&str, &str)],
+        #[case] want: Option<&str>,
+    ) {
+        assert_eq!(run(annotations).err().as_deref(), want);
     }
 }

@@ -395,6 +395,7 @@ pub fn joined_ips(entry: &Entry) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rstest::rstest;
 
     /// Namespace, name, interface and `ips` of a selection.
     type Parts = (String, String, String, Vec<String>);
@@ -422,101 +423,112 @@ mod tests {
         )
     }
 
-    #[test]
-    fn text_form_as_parse_pod_network_object_text() {
-        assert_eq!(names("net1"), Some(vec![e("pod-ns", "net1", "", &[])]));
+    #[rstest]
+    #[case::name_only("net1", Some(vec![e("pod-ns", "net1", "", &[])]))]
+    #[case::namespace_interface_and_spaces(
+        " other/net1@eth1 , net2",
+        Some(vec![
+            e("other", "net1", "eth1", &[]),
+            e("pod-ns", "net2", "", &[])
+        ])
+    )]
+    // Each part a DNS-1123 label: upper case, a dot or a leading dash fail
+    // the whole annotation.
+    #[case::upper_case("Net1", None)]
+    #[case::two_slashes("a/b/c", None)]
+    #[case::two_ats("net1@a@b", None)]
+    #[case::dot("net.1", None)]
+    #[case::leading_dash("-net", None)]
+    // An empty item is an empty name (the controller then finds no NAD).
+    #[case::empty_item(
+        "net1,",
+        Some(vec![e("pod-ns", "net1", "", &[]), e("pod-ns", "", "", &[])])
+    )]
+    fn text_form_as_parse_pod_network_object_text(
+        #[case] value: &str,
+        #[case] want: Option<Vec<Parts>>,
+    ) {
+        assert_eq!(names(value), want);
+    }
+
+    #[rstest]
+    #[case::every_field(
+        r#"[{"name":"n1","namespace":"ns1","interface":"eth1","ips":["10.0.0.5"]}]"#,
+        Some(vec![e("ns1", "n1", "eth1", &["10.0.0.5"])])
+    )]
+    // Keys without regard to case, the last matching one winning.
+    #[case::keys_any_case_last_wins(
+        r#"[{"NAME":"n1","IPs":["a"],"ips":["b"]}]"#,
+        Some(vec![e("pod-ns", "n1", "", &["b"])])
+    )]
+    #[case::long_s_folds_to_s(
+        r#"[{"name":"n1","ipſ":["10.0.0.8"]}]"#,
+        Some(vec![e("pod-ns", "n1", "", &["10.0.0.8"])])
+    )]
+    #[case::dotless_and_dotted_i_do_not_fold(
+        r#"[{"name":"n1","ıpſ":["10.0.0.9"],"İps":["10.0.0.9"]}]"#,
+        Some(vec![e("pod-ns", "n1", "", &[])])
+    )]
+    #[case::namespace_keys_any_case(
+        r#"[{"nameſpace":"x","name":"n1","NAMESPACE":"ns9"}]"#,
+        Some(vec![e("ns9", "n1", "", &[])])
+    )]
+    // null leaves a string as it was; a list null is empty.
+    #[case::nulls(
+        r#"[{"name":"n1","name":null,"ips":null}]"#,
+        Some(vec![e("pod-ns", "n1", "", &[])])
+    )]
+    // Without `[`, `{` or `"` it is the text form: a NAD named null.
+    #[case::bare_null("null", Some(vec![e("pod-ns", "null", "", &[])]))]
+    // Every matching key is read: a wrong type anywhere fails.
+    #[case::wrong_type_then_right_type(r#"[{"name":"n1","ips":5,"IPS":["a"]}]"#, None)]
+    #[case::list_then_null(
+        r#"[{"name":"n1","ips":["a"],"IPS":null}]"#,
+        Some(vec![e("pod-ns", "n1", "", &[])])
+    )]
+    // A wrong type, a null element, an object rather than a list: the
+    // whole annotation fails.
+    #[case::ips_a_string(r#"[{"name":"n1","ips":"10.0.0.5"}]"#, None)]
+    #[case::name_a_number(r#"[{"name":5}]"#, None)]
+    #[case::null_element(r#"[null]"#, None)]
+    #[case::object_not_list(r#"{"name":"n1"}"#, None)]
+    // Any `"` makes it JSON.
+    #[case::quote_in_text(r#"net1""#, None)]
+    fn json_form_as_go_reads_it(#[case] value: &str, #[case] want: Option<Vec<Parts>>) {
+        assert_eq!(names(value), want);
+    }
+
+    fn one(key: &str, value: &str) -> BTreeMap<String, String> {
+        [(key.to_string(), value.to_string())].into_iter().collect()
+    }
+
+    #[rstest]
+    #[case::only_null("[null]")]
+    #[case::null_after_a_selection(r#"[{"name":"a"},null]"#)]
+    #[case::spaced(" [ null ] ")]
+    fn null_selections_are_found_where_go_would_dereference_them(#[case] value: &str) {
         assert_eq!(
-            names(" other/net1@eth1 , net2"),
-            Some(vec![
-                e("other", "net1", "eth1", &[]),
-                e("pod-ns", "net2", "", &[])
-            ])
-        );
-        // Each part a DNS-1123 label: upper case, a dot or a leading dash fail
-        // the whole annotation.
-        assert_eq!(names("Net1"), None);
-        assert_eq!(names("a/b/c"), None);
-        assert_eq!(names("net1@a@b"), None);
-        assert_eq!(names("net.1"), None);
-        assert_eq!(names("-net"), None);
-        // An empty item is an empty name (the controller then finds no NAD).
-        assert_eq!(
-            names("net1,"),
-            Some(vec![e("pod-ns", "net1", "", &[]), e("pod-ns", "", "", &[])])
+            null_selection(&one(NETWORKS, value)),
+            Some((NETWORKS, value))
         );
     }
 
     #[test]
-    fn json_form_as_go_reads_it() {
-        assert_eq!(
-            names(r#"[{"name":"n1","namespace":"ns1","interface":"eth1","ips":["10.0.0.5"]}]"#),
-            Some(vec![e("ns1", "n1", "eth1", &["10.0.0.5"])])
-        );
-        // Keys without regard to case, the last matching one winning.
-        assert_eq!(
-            names(r#"[{"NAME":"n1","IPs":["a"],"ips":["b"]}]"#),
-            Some(vec![e("pod-ns", "n1", "", &["b"])])
-        );
-        assert_eq!(
-            names(r#"[{"name":"n1","ipſ":["10.0.0.8"]}]"#),
-            Some(vec![e("pod-ns", "n1", "", &["10.0.0.8"])])
-        );
-        assert_eq!(
-            names(r#"[{"name":"n1","ıpſ":["10.0.0.9"],"İps":["10.0.0.9"]}]"#),
-            Some(vec![e("pod-ns", "n1", "", &[])])
-        );
-        assert_eq!(
-            names(r#"[{"nameſpace":"x","name":"n1","NAMESPACE":"ns9"}]"#),
-            Some(vec![e("ns9", "n1", "", &[])])
-        );
-        // null leaves a string as it was; a list null is empty.
-        assert_eq!(
-            names(r#"[{"name":"n1","name":null,"ips":null}]"#),
-            Some(vec![e("pod-ns", "n1", "", &[])])
-        );
-        // Without `[`, `{` or `"` it is the text form: a NAD named null.
-        assert_eq!(names("null"), Some(vec![e("pod-ns", "null", "", &[])]));
-        // Every matching key is read: a wrong type anywhere fails.
-        assert_eq!(names(r#"[{"name":"n1","ips":5,"IPS":["a"]}]"#), None);
-        assert_eq!(
-            names(r#"[{"name":"n1","ips":["a"],"IPS":null}]"#),
-            Some(vec![e("pod-ns", "n1", "", &[])])
-        );
-        // A wrong type, a null element, an object rather than a list: the
-        // whole annotation fails.
-        assert_eq!(names(r#"[{"name":"n1","ips":"10.0.0.5"}]"#), None);
-        assert_eq!(names(r#"[{"name":5}]"#), None);
-        assert_eq!(names(r#"[null]"#), None);
-        assert_eq!(names(r#"{"name":"n1"}"#), None);
-        // Any `"` makes it JSON.
-        assert_eq!(names(r#"net1""#), None);
-    }
-
-    #[test]
-    fn null_selections_are_found_where_go_would_dereference_them() {
-        let one = |key: &str, value: &str| -> BTreeMap<String, String> {
-            [(key.to_string(), value.to_string())].into_iter().collect()
-        };
-        for value in ["[null]", r#"[{"name":"a"},null]"#, " [ null ] "] {
-            assert_eq!(
-                null_selection(&one(NETWORKS, value)),
-                Some((NETWORKS, value)),
-                "{value}"
-            );
-        }
+    fn null_default_network_is_found() {
         assert!(null_selection(&one(DEFAULT_NETWORK, "[null]")).is_some());
-        // Unmarshal fails first (another element of the wrong type, not a
-        // list), or nothing is null: nothing is dereferenced.
-        for value in [
-            r#"[null,{"name":5}]"#,
-            "null",
-            "[]",
-            r#"[{"name":"a"}]"#,
-            "a,b",
-            "{null}",
-        ] {
-            assert_eq!(null_selection(&one(NETWORKS, value)), None, "{value}");
-        }
+    }
+
+    // Unmarshal fails first (another element of the wrong type, not a
+    // list), or nothing is null: nothing is dereferenced.
+    #[rstest]
+    #[case::wrong_type_after_null(r#"[null,{"name":5}]"#)]
+    #[case::bare_null("null")]
+    #[case::empty_list("[]")]
+    #[case::no_null(r#"[{"name":"a"}]"#)]
+    #[case::text_form("a,b")]
+    #[case::not_json("{null}")]
+    fn no_null_selection_where_go_dereferences_none(#[case] value: &str) {
+        assert_eq!(null_selection(&one(NETWORKS, value)), None);
     }
 
     #[test]
@@ -539,74 +551,58 @@ mod tests {
         assert_eq!(entries(&broken, "ns"), None);
     }
 
-    #[test]
-    fn nad_kinds_as_the_controller_reads_them() {
-        assert_eq!(
-            nad_kind(
-                r#"{"cniVersion":"0.3.0","type":"kube-ovn","server_socket":"/run/openvswitch/kube-ovn-daemon.sock","provider":"a.b.ovn"}"#
-            ),
-            Some(NadKind::Ovn)
-        );
-        assert_eq!(
-            nad_kind(r#"{"type":"macvlan","ipam":{"type":"kube-ovn"}}"#),
-            Some(NadKind::Ipam)
-        );
-        assert_eq!(
-            nad_kind(r#"{"type":"macvlan","ipam":{"type":"host-local"}}"#),
-            None
-        );
-        assert_eq!(nad_kind(r#"{"Type":"kube-ovn"}"#), Some(NadKind::Ovn));
-        assert_eq!(
-            nad_kind(
-                r#"{"cniVersion":"0.3.1","name":"x","plugins":[{"type":"kube-ovn"},{"type":"portmap"}]}"#
-            ),
-            Some(NadKind::Ovn)
-        );
-        assert_eq!(
-            nad_kind(r#"{"plugins":[{"type":"bridge","ipam":{"type":"kube-ovn"}}]}"#),
-            Some(NadKind::Ipam)
-        );
-        // A typed config's plugins are never read.
-        assert_eq!(
-            nad_kind(r#"{"type":"bridge","plugins":[{"type":"kube-ovn"}]}"#),
-            None
-        );
-        // What loadNetConf refuses.
-        assert_eq!(nad_kind(""), None);
-        assert_eq!(nad_kind("not json"), None);
-        assert_eq!(nad_kind(r#"{"type":5}"#), None);
-        assert_eq!(nad_kind(r#"{"plugins":[]}"#), None);
-        assert_eq!(
-            nad_kind(r#"{"plugins":[{"ipam":{"type":"kube-ovn"}}]}"#),
-            None
-        );
-        assert_eq!(nad_kind(r#"{"name":"x"}"#), None);
-        assert_eq!(nad_kind(r#"{"type":"macvlan","ipam":"kube-ovn"}"#), None);
+    #[rstest]
+    #[case::kube_ovn_type(
+        r#"{"cniVersion":"0.3.0","type":"kube-ovn","server_socket":"/run/openvswitch/kube-ovn-daemon.sock","provider":"a.b.ovn"}"#,
+        Some(NadKind::Ovn)
+    )]
+    #[case::kube_ovn_ipam(
+        r#"{"type":"macvlan","ipam":{"type":"kube-ovn"}}"#,
+        Some(NadKind::Ipam)
+    )]
+    #[case::other_ipam(r#"{"type":"macvlan","ipam":{"type":"host-local"}}"#, None)]
+    #[case::key_any_case(r#"{"Type":"kube-ovn"}"#, Some(NadKind::Ovn))]
+    #[case::kube_ovn_plugin(
+        r#"{"cniVersion":"0.3.1","name":"x","plugins":[{"type":"kube-ovn"},{"type":"portmap"}]}"#,
+        Some(NadKind::Ovn)
+    )]
+    #[case::kube_ovn_ipam_plugin(
+        r#"{"plugins":[{"type":"bridge","ipam":{"type":"kube-ovn"}}]}"#,
+        Some(NadKind::Ipam)
+    )]
+    // A typed config's plugins are never read.
+    #[case::typed_config_plugins_unread(
+        r#"{"type":"bridge","plugins":[{"type":"kube-ovn"}]}"#,
+        None
+    )]
+    // What loadNetConf refuses.
+    #[case::empty("", None)]
+    #[case::not_json("not json", None)]
+    #[case::type_a_number(r#"{"type":5}"#, None)]
+    #[case::no_plugins(r#"{"plugins":[]}"#, None)]
+    #[case::plugin_without_type(r#"{"plugins":[{"ipam":{"type":"kube-ovn"}}]}"#, None)]
+    #[case::neither_type_nor_plugins(r#"{"name":"x"}"#, None)]
+    #[case::ipam_a_string(r#"{"type":"macvlan","ipam":"kube-ovn"}"#, None)]
+    fn nad_kinds_as_the_controller_reads_them(#[case] config: &str, #[case] want: Option<NadKind>) {
+        assert_eq!(nad_kind(config), want);
     }
 
-    #[test]
-    fn configs_that_crash_the_controller() {
-        for config in [
-            r#"{"plugins":[]}"#,
-            r#"{"plugins":[null]}"#,
-            r#"{"plugins":[null,{"type":"kube-ovn"}]}"#,
-            r#"{"plugins":[{"type":"x"},null]}"#,
-            r#"{"plugins":[], "type":""}"#,
-        ] {
-            assert!(crashes_controller(config), "{config}");
-        }
-        for config in [
-            r#"{"plugins":null}"#,
-            r#"{"type":"bridge","plugins":[]}"#,
-            r#"{"plugins":[{"ipam":{}}]}"#,
-            r#"{"plugins":[{"type":"x"},{"type":5}]}"#,
-            r#"{"type":5,"plugins":[]}"#,
-            r#"{"plugins":[{"type":"kube-ovn"}]}"#,
-            "",
-            "not json",
-        ] {
-            assert!(!crashes_controller(config), "{config}");
-        }
+    #[rstest]
+    #[case::no_plugins(r#"{"plugins":[]}"#, true)]
+    #[case::null_plugin(r#"{"plugins":[null]}"#, true)]
+    #[case::null_plugin_first(r#"{"plugins":[null,{"type":"kube-ovn"}]}"#, true)]
+    #[case::null_plugin_last(r#"{"plugins":[{"type":"x"},null]}"#, true)]
+    #[case::no_plugins_empty_type(r#"{"plugins":[], "type":""}"#, true)]
+    #[case::plugins_null(r#"{"plugins":null}"#, false)]
+    #[case::typed_no_plugins(r#"{"type":"bridge","plugins":[]}"#, false)]
+    #[case::plugin_without_type(r#"{"plugins":[{"ipam":{}}]}"#, false)]
+    #[case::plugin_type_a_number(r#"{"plugins":[{"type":"x"},{"type":5}]}"#, false)]
+    #[case::type_a_number_no_plugins(r#"{"type":5,"plugins":[]}"#, false)]
+    #[case::kube_ovn_plugin(r#"{"plugins":[{"type":"kube-ovn"}]}"#, false)]
+    #[case::empty("", false)]
+    #[case::not_json("not json", false)]
+    fn configs_that_crash_the_controller(#[case] config: &str, #[case] crashes: bool) {
+        assert_eq!(crashes_controller(config), crashes);
     }
 
     #[test]

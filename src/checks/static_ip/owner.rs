@@ -196,50 +196,52 @@ fn ordinal(pod_name: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use WorkloadKind::{CronJob, DaemonSet, Deployment, Job, StatefulSet};
+    use rstest::rstest;
 
-    #[test]
-    fn generated_pod_names() {
-        use WorkloadKind::*;
-        let cases: &[(WorkloadKind, &str, &str, bool)] = &[
-            (StatefulSet, "web", "web-0", true),
-            (StatefulSet, "web", "web-12", true),
-            (StatefulSet, "web", "web-x", false),
-            (StatefulSet, "web", "web-", false),
-            (StatefulSet, "web", "webx-0", false),
-            (StatefulSet, "web", "web-0-1", false),
-            (DaemonSet, "agent", "agent-x7k2p", true),
-            (DaemonSet, "agent", "agent-extra-0", false),
-            (Job, "migrate", "migrate-h7x2k", true),
-            (Job, "migrate", "migrate-h7x2", false),
-            (Deployment, "web", "web-7d4b9c8f5-x2x7q", true),
-            (Deployment, "web", "web-x2x7q", false),
-            (Deployment, "web", "web-api-7d4b9c8f5-x2x7q", false),
-            (Deployment, "web", "web-7D4b9c8f5-x2x7q", false),
-            (CronJob, "backup", "backup-29001234-bcdfg", true),
-            (CronJob, "backup", "backup-x-bcdfg", false),
-            (CronJob, "backup", "backup-bcdfg", false),
-            // I3: the hash and suffix alphabets. Vowels, 0, 1 and 3 never
-            // appear in a suffix; a hash holds only 4-9, b, c, d, f.
-            (Job, "migrate", "migrate-h7x2e", false),
-            (Job, "migrate", "migrate-h7x21", false),
-            (DaemonSet, "agent", "agent-x7k3p", false),
-            (CronJob, "backup", "backup-29001234-abcde", false),
-            (Deployment, "web", "web-7d4b9c8f5-x2x7e", false),
-            (Deployment, "web", "web-5e7a9c8d4-k2x9p", false),
-            (Deployment, "web", "web-7d4b9c8f0-x2x7q", false),
-            (Deployment, "web", "web-4567bcdf89-bcdfg", true),
-            (Deployment, "web", "web-4567bcdf894-bcdfg", false),
-            (Deployment, "web", "web-migrate-h7x2k", false),
-            (Deployment, "web", "web-6f5c8d7b9-q7w2f", true),
-            (Deployment, "web", "web-6f5c8d7b9-q7w2e", false),
-        ];
-        for (kind, name, pod, want) in cases {
-            let w = Workload {
-                kind: *kind,
-                name: name.to_string(),
-            };
-            assert_eq!(w.generates(pod), *want, "{kind} {name} generates {pod}");
-        }
+    #[rstest]
+    #[case::statefulset_ordinal_0(StatefulSet, "web", "web-0", true)]
+    #[case::statefulset_ordinal_12(StatefulSet, "web", "web-12", true)]
+    #[case::statefulset_letter_ordinal(StatefulSet, "web", "web-x", false)]
+    #[case::statefulset_no_ordinal(StatefulSet, "web", "web-", false)]
+    #[case::statefulset_other_name(StatefulSet, "web", "webx-0", false)]
+    #[case::statefulset_two_ordinals(StatefulSet, "web", "web-0-1", false)]
+    #[case::daemonset_suffix(DaemonSet, "agent", "agent-x7k2p", true)]
+    #[case::daemonset_extra_part(DaemonSet, "agent", "agent-extra-0", false)]
+    #[case::job_suffix(Job, "migrate", "migrate-h7x2k", true)]
+    #[case::job_short_suffix(Job, "migrate", "migrate-h7x2", false)]
+    #[case::deployment_hash_and_suffix(Deployment, "web", "web-7d4b9c8f5-x2x7q", true)]
+    #[case::deployment_no_hash(Deployment, "web", "web-x2x7q", false)]
+    #[case::deployment_longer_name(Deployment, "web", "web-api-7d4b9c8f5-x2x7q", false)]
+    #[case::deployment_upper_case_hash(Deployment, "web", "web-7D4b9c8f5-x2x7q", false)]
+    #[case::cronjob_schedule_and_suffix(CronJob, "backup", "backup-29001234-bcdfg", true)]
+    #[case::cronjob_letter_schedule(CronJob, "backup", "backup-x-bcdfg", false)]
+    #[case::cronjob_no_schedule(CronJob, "backup", "backup-bcdfg", false)]
+    // I3: the hash and suffix alphabets. Vowels, 0, 1 and 3 never
+    // appear in a suffix; a hash holds only 4-9, b, c, d, f.
+    #[case::job_suffix_vowel(Job, "migrate", "migrate-h7x2e", false)]
+    #[case::job_suffix_digit_1(Job, "migrate", "migrate-h7x21", false)]
+    #[case::daemonset_suffix_digit_3(DaemonSet, "agent", "agent-x7k3p", false)]
+    #[case::cronjob_suffix_vowels(CronJob, "backup", "backup-29001234-abcde", false)]
+    #[case::deployment_suffix_vowel(Deployment, "web", "web-7d4b9c8f5-x2x7e", false)]
+    #[case::deployment_hash_vowels(Deployment, "web", "web-5e7a9c8d4-k2x9p", false)]
+    #[case::deployment_hash_digit_0(Deployment, "web", "web-7d4b9c8f0-x2x7q", false)]
+    #[case::deployment_ten_char_hash(Deployment, "web", "web-4567bcdf89-bcdfg", true)]
+    #[case::deployment_eleven_char_hash(Deployment, "web", "web-4567bcdf894-bcdfg", false)]
+    #[case::deployment_job_like_name(Deployment, "web", "web-migrate-h7x2k", false)]
+    #[case::deployment_hash_6f5c8d7b9(Deployment, "web", "web-6f5c8d7b9-q7w2f", true)]
+    #[case::deployment_hash_6f5c8d7b9_suffix_vowel(Deployment, "web", "web-6f5c8d7b9-q7w2e", false)]
+    fn generated_pod_names(
+        #[case] kind: WorkloadKind,
+        #[case] name: &str,
+        #[case] pod: &str,
+        #[case] want: bool,
+    ) {
+        let w = Workload {
+            kind,
+            name: name.to_string(),
+        };
+        assert_eq!(w.generates(pod), want);
     }
 
     #[test]
@@ -263,46 +265,50 @@ mod tests {
         assert!(!is_random_suffix("bcdfgh"));
     }
 
-    #[test]
-    fn statefulset_ordinals() {
+    #[rstest]
+    #[case::zero("db-0", Some(0))]
+    #[case::two("db-2", Some(2))]
+    #[case::leading_zeros("db-007", Some(7))]
+    #[case::plus_sign("db-+3", Some(3))]
+    #[case::last_dash_wins("db-12-3", Some(3))]
+    // Go's Atoi fails and acquireAddress uses its 0.
+    #[case::no_digits("db-", Some(0))]
+    #[case::letter("db-x", Some(0))]
+    #[case::plus_only("db-+", Some(0))]
+    #[case::two_plus_signs("db-++3", Some(0))]
+    #[case::underscore("db-1_000", Some(0))]
+    #[case::arabic_indic_digit("db-٣", Some(0))]
+    #[case::no_dash("db", Some(0))]
+    #[case::no_dash_other_name("dbx", Some(0))]
+    // Past i64::MAX: Atoi's range error keeps the clamped value.
+    #[case::i64_max("db-9223372036854775807", Some(9_223_372_036_854_775_807))]
+    #[case::past_i64_max("db-9223372036854775808", Some(9_223_372_036_854_775_807))]
+    #[case::past_u64_max(
+        "db-99999999999999999999999999999999999999",
+        Some(9_223_372_036_854_775_807)
+    )]
+    // Atoi's range error before its syntax error: the digits
+    // overflow a uint64 before the letter is read.
+    #[case::range_error_before_syntax_error(
+        "db-999999999999999999999x",
+        Some(9_223_372_036_854_775_807)
+    )]
+    #[case::syntax_error_within_u64("db-9999999999999999999x", Some(0))]
+    // Not the StatefulSet's name: not a StatefulSet pod.
+    #[case::other_name("web-0", None)]
+    #[case::shorter_name("d-0", None)]
+    fn statefulset_ordinals(#[case] pod: &str, #[case] want: Option<u64>) {
         let db = [owner("apps/v1", "StatefulSet", "db", true)];
-        let cases: &[(&str, Option<u64>)] = &[
-            ("db-0", Some(0)),
-            ("db-2", Some(2)),
-            ("db-007", Some(7)),
-            ("db-+3", Some(3)),
-            ("db-12-3", Some(3)),
-            // Go's Atoi fails and acquireAddress uses its 0.
-            ("db-", Some(0)),
-            ("db-x", Some(0)),
-            ("db-+", Some(0)),
-            ("db-++3", Some(0)),
-            ("db-1_000", Some(0)),
-            ("db-٣", Some(0)),
-            ("db", Some(0)),
-            ("dbx", Some(0)),
-            // Past i64::MAX: Atoi's range error keeps the clamped value.
-            ("db-9223372036854775807", Some(9_223_372_036_854_775_807)),
-            ("db-9223372036854775808", Some(9_223_372_036_854_775_807)),
-            (
-                "db-99999999999999999999999999999999999999",
-                Some(9_223_372_036_854_775_807),
-            ),
-            // Atoi's range error before its syntax error: the digits
-            // overflow a uint64 before the letter is read.
-            ("db-999999999999999999999x", Some(9_223_372_036_854_775_807)),
-            ("db-9999999999999999999x", Some(0)),
-            // Not the StatefulSet's name: not a StatefulSet pod.
-            ("web-0", None),
-            ("d-0", None),
-        ];
-        for (pod, want) in cases {
-            let got = statefulset_pod(pod, &db);
-            assert_eq!(got.as_ref().map(|p| p.ordinal), *want, "{pod}");
-            if let Some(p) = got {
-                assert_eq!(p.statefulset, "db");
-            }
+        let got = statefulset_pod(pod, &db);
+        assert_eq!(got.as_ref().map(|p| p.ordinal), want);
+        if let Some(p) = got {
+            assert_eq!(p.statefulset, "db");
         }
+    }
+
+    #[test]
+    fn statefulset_ordinals_of_any_length_and_no_owner() {
+        let db = [owner("apps/v1", "StatefulSet", "db", true)];
         let huge = format!("db-{}", "9".repeat(100_000));
         assert_eq!(
             statefulset_pod(&huge, &db).map(|p| p.ordinal),
@@ -311,40 +317,32 @@ mod tests {
         assert_eq!(statefulset_pod("db-0", &[]), None);
     }
 
-    #[test]
-    fn statefulset_owners_as_the_controller_reads_them() {
-        // isStatefulSetPod (pod.go:1731): kind exactly StatefulSet, apiVersion
-        // starting "apps/", the controller flag not read, the first owner
-        // whose name starts the pod's.
-        let cases: &[(&[OwnerReference], Option<&str>)] = &[
-            (&[owner("apps/v1", "StatefulSet", "db", true)], Some("db")),
-            (&[owner("apps/v1", "StatefulSet", "db", false)], Some("db")),
-            (
-                &[owner("apps/v1beta1", "StatefulSet", "db", true)],
-                Some("db"),
-            ),
-            (&[owner("apps/", "StatefulSet", "db", true)], Some("db")),
-            (&[owner("apps", "StatefulSet", "db", true)], None),
-            (&[owner("v1", "StatefulSet", "db", true)], None),
-            (&[owner("apps/v1", "statefulset", "db", true)], None),
-            (&[owner("apps/v1", "Deployment", "db", true)], None),
-            (&[owner("apps/v1", "StatefulSet", "d", true)], Some("d")),
-            (
-                &[
-                    owner("apps/v1", "StatefulSet", "cache", true),
-                    owner("apps/v1", "StatefulSet", "db", false),
-                ],
-                Some("db"),
-            ),
-        ];
-        for (owners, want) in cases {
-            let got = statefulset_pod("db-1", owners);
-            assert_eq!(
-                got.as_ref().map(|p| p.statefulset.as_str()),
-                *want,
-                "{owners:?}"
-            );
-        }
+    #[rstest]
+    #[case::apps_v1_controller(&[owner("apps/v1", "StatefulSet", "db", true)], Some("db"))]
+    #[case::apps_v1_not_controller(&[owner("apps/v1", "StatefulSet", "db", false)], Some("db"))]
+    #[case::apps_v1beta1(
+        &[owner("apps/v1beta1", "StatefulSet", "db", true)],
+        Some("db")
+    )]
+    #[case::apps_slash_only(&[owner("apps/", "StatefulSet", "db", true)], Some("db"))]
+    #[case::apps_without_slash(&[owner("apps", "StatefulSet", "db", true)], None)]
+    #[case::core_v1(&[owner("v1", "StatefulSet", "db", true)], None)]
+    #[case::lower_case_kind(&[owner("apps/v1", "statefulset", "db", true)], None)]
+    #[case::deployment(&[owner("apps/v1", "Deployment", "db", true)], None)]
+    #[case::shorter_name_prefix(&[owner("apps/v1", "StatefulSet", "d", true)], Some("d"))]
+    #[case::first_owner_whose_name_starts_the_pods(
+        &[
+            owner("apps/v1", "StatefulSet", "cache", true),
+            owner("apps/v1", "StatefulSet", "db", false),
+        ],
+        Some("db")
+    )]
+    fn statefulset_owners_as_the_controller_reads_them(
+        #[case] owners: &[OwnerReference],
+        #[case] want: Option<&str>,
+    ) {
+        let got = statefulset_pod("db-1", owners);
+        assert_eq!(got.as_ref().map(|p| p.statefulset.as_str()), want);
     }
 
     fn owner(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {

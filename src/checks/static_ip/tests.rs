@@ -311,7 +311,7 @@ fn held() -> Vec<Ip> {
     conflict("10.16.0.1", "gw.default", "10.16.0.1")
 )]
 #[case::attachment_conflict_i7(
-        vec![
+    vec![
         ("net1.default.ovn.kubernetes.io/ip_address", "10.70.0.9"),
         ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
     ],
@@ -330,7 +330,7 @@ fn held() -> Vec<Ip> {
     Ok(())
 )]
 #[case::attachment_outside_its_subnet_i6_i7(
-        vec![
+    vec![
         ("net1.default.ovn.kubernetes.io/ip_address", "10.71.0.9"),
         ("net1.default.ovn.kubernetes.io/logical_switch", "subnet-a"),
     ],
@@ -470,45 +470,44 @@ fn pods_skip_sibling_entries_and_need_a_free_one() {
     );
 }
 
+#[rstest]
+#[case::one_address("10.16.0.1", &[1])]
+#[case::two_v4("10.16.0.1,10.16.0.2", &[1, 1])]
+#[case::three_v4("10.16.0.1,10.16.0.2,10.16.0.3", &[1, 1, 1])]
+// One IPv4 and one IPv6 address, in either order: one dual-stack group.
+#[case::v4_and_v6("10.16.0.1,fd00::1", &[2])]
+#[case::v6_and_v4_spaced("fd00::1, 10.16.0.1", &[2])]
+#[case::two_v6("fd00::1,fd00::2", &[1, 1])]
+// Three entries are three groups, whatever their families.
+#[case::three_mixed("10.16.0.1,fd00::1,10.16.0.2", &[1, 1, 1])]
+// A `;` anywhere: `;` separates the groups, `,` the addresses of one.
+#[case::semicolon("10.16.0.1;10.16.0.2", &[1, 1])]
+#[case::dual_stack_groups("10.16.0.1,fd00::1;10.16.0.2,fd00::2", &[2, 2])]
+#[case::pair_and_single("10.16.0.1,10.16.0.2;10.16.0.3", &[2, 1])]
+#[case::trailing_semicolon("10.16.0.1;", &[1, 1])]
+// Two entries of different families as CheckProtocol reads them,
+// untrimmed ("" for what does not parse): one group
+// (pod.go:2666, asked of the controller's code).
+#[case::v4_and_unparsable("10.16.0.1,x", &[2])]
+#[case::space_after_comma("10.16.0.1, 10.16.0.2", &[2])]
+#[case::space_before_comma("10.16.0.1 ,10.16.0.2", &[2])]
+// Both unparsable as written: the same "" family, two groups.
+#[case::both_unparsable(" 10.16.0.1 , fd00::1", &[1, 1])]
+// Three entries, or groups split on ';', are trimmed and parse.
+#[case::three_trimmed(" 10.16.0.1 , 10.16.0.2 ,10.16.0.3", &[1, 1, 1])]
+#[case::groups_trimmed(" 10.16.0.1 ; 10.16.0.2", &[1, 1])]
+fn pools_split_into_the_controllers_groups(#[case] value: &str, #[case] sizes: &[usize]) {
+    let pool = Pool::parse(value);
+    let got: Vec<usize> = pool.groups().map(<[_]>::len).collect();
+    assert_eq!(got, sizes);
+    assert_eq!(pool.group_count(), sizes.len());
+    assert_eq!(pool.items.len(), sizes.iter().sum::<usize>());
+    assert_eq!(pool.group(sizes.len()), None);
+    assert_eq!(pool.group(usize::MAX), None);
+}
+
 #[test]
-fn pools_split_into_the_controllers_groups() {
-    // I13: the groups acquireAddress allocates, by their sizes.
-    let cases: &[(&str, &[usize])] = &[
-        ("10.16.0.1", &[1]),
-        ("10.16.0.1,10.16.0.2", &[1, 1]),
-        ("10.16.0.1,10.16.0.2,10.16.0.3", &[1, 1, 1]),
-        // One IPv4 and one IPv6 address, in either order: one dual-stack group.
-        ("10.16.0.1,fd00::1", &[2]),
-        ("fd00::1, 10.16.0.1", &[2]),
-        ("fd00::1,fd00::2", &[1, 1]),
-        // Three entries are three groups, whatever their families.
-        ("10.16.0.1,fd00::1,10.16.0.2", &[1, 1, 1]),
-        // A `;` anywhere: `;` separates the groups, `,` the addresses of one.
-        ("10.16.0.1;10.16.0.2", &[1, 1]),
-        ("10.16.0.1,fd00::1;10.16.0.2,fd00::2", &[2, 2]),
-        ("10.16.0.1,10.16.0.2;10.16.0.3", &[2, 1]),
-        ("10.16.0.1;", &[1, 1]),
-        // Two entries of different families as CheckProtocol reads them,
-        // untrimmed ("" for what does not parse): one group
-        // (pod.go:2666, asked of the controller's code).
-        ("10.16.0.1,x", &[2]),
-        ("10.16.0.1, 10.16.0.2", &[2]),
-        ("10.16.0.1 ,10.16.0.2", &[2]),
-        // Both unparsable as written: the same "" family, two groups.
-        (" 10.16.0.1 , fd00::1", &[1, 1]),
-        // Three entries, or groups split on ';', are trimmed and parse.
-        (" 10.16.0.1 , 10.16.0.2 ,10.16.0.3", &[1, 1, 1]),
-        (" 10.16.0.1 ; 10.16.0.2", &[1, 1]),
-    ];
-    for (value, sizes) in cases {
-        let pool = Pool::parse(value);
-        let got: Vec<usize> = pool.groups().map(<[_]>::len).collect();
-        assert_eq!(&got, sizes, "{value}");
-        assert_eq!(pool.group_count(), sizes.len(), "{value}");
-        assert_eq!(pool.items.len(), sizes.iter().sum::<usize>(), "{value}");
-        assert_eq!(pool.group(sizes.len()), None, "{value}");
-        assert_eq!(pool.group(usize::MAX), None, "{value}");
-    }
+fn a_group_is_trimmed_but_not_its_addresses() {
     let pool = Pool::parse("10.16.0.1,fd00::1;10.16.0.2,fd00::2");
     assert_eq!(
         pool.group(1),
@@ -539,9 +538,9 @@ fn statefulset(name: &str) -> Option<Workload> {
     })
 }
 
-#[test]
-fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
-    let ips = vec![
+/// The IP objects of StatefulSet `db`'s pods `db-0` and `db-1` (twice).
+fn db_ips() -> Vec<Ip> {
+    vec![
         ip(
             "db-0.default",
             json!({"subnet": "ovn-default", "ipAddress": "10.16.0.51", "podName": "db-0", "namespace": "default"}),
@@ -554,89 +553,92 @@ fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
             "zz-db-1.default",
             json!({"subnet": "ovn-default", "ipAddress": "10.16.0.52", "podName": "db-1", "namespace": "default"}),
         ),
-    ];
-    let c = cluster(ips);
+    ]
+}
+
+fn no_entry(pool: &str, ordinal: &str) -> Result<(), Denial> {
+    Err(Denial::forbidden(format!(
+        "ip_pool {pool} has no entry for ordinal {ordinal} of statefulset db"
+    )))
+}
+
+#[rstest]
+// Its own group, free.
+#[case::own_group_free("db-2", "10.16.0.50,10.16.0.51,10.16.0.53", Ok(()))]
+// Its own group, held by itself.
+#[case::own_group_held_by_itself("db-1", "10.16.0.50;10.16.0.52,fd00:10:16::52", Ok(()))]
+// Its group held by a sibling: the first held address, the first CR by name.
+#[case::own_group_held_by_a_sibling(
+    "db-1",
+    "10.16.0.50,10.16.0.51,10.16.0.52",
+    conflict("10.16.0.51", "db-0.default", "10.16.0.51")
+)]
+#[case::ordinal_0_dual_stack(
+    "db-0",
+    "10.16.0.50,fd00:10:16::51;10.16.0.52,fd00:10:16::52",
+    Ok(())
+)]
+#[case::own_group_v6_held_by_a_sibling(
+    "db-2",
+    "10.16.0.50;10.16.0.50;10.16.0.53,fd00:10:16::52",
+    conflict("fd00:10:16::52", "db-1.default", "10.16.0.52,fd00:10:16::52")
+)]
+// Another group free does not help.
+#[case::another_group_free_does_not_help(
+    "db-2",
+    "10.16.0.59,10.16.0.60,10.16.0.51",
+    conflict("10.16.0.51", "db-0.default", "10.16.0.51")
+)]
+// Past the last group.
+#[case::past_the_last_group(
+    "db-3",
+    "10.16.0.50,10.16.0.53,10.16.0.54",
+    no_entry("10.16.0.50,10.16.0.53,10.16.0.54", "3")
+)]
+// A v4,v6 comma pair is one group: ordinal 1 has none.
+#[case::comma_pair_is_one_group(
+    "db-1",
+    "10.16.0.60,fd00:10:16::60",
+    no_entry("10.16.0.60,fd00:10:16::60", "1")
+)]
+#[case::comma_pair_at_ordinal_0("db-0", "10.16.0.60,fd00:10:16::60", Ok(()))]
+// Two IPv4 addresses are two groups.
+#[case::two_v4_are_two_groups("db-1", "10.16.0.60,10.16.0.61", Ok(()))]
+// Not a number after the last '-': Atoi's 0, as the controller.
+#[case::letter_ordinal_group_0_held(
+    "db-x",
+    "10.16.0.51,10.16.0.60",
+    conflict("10.16.0.51", "db-0.default", "10.16.0.51")
+)]
+#[case::letter_ordinal_group_0_free("db-x", "10.16.0.60,10.16.0.51", Ok(()))]
+// Huge ordinals: past every group, never a panic.
+#[case::ordinal_past_i64(
+    "db-99999999999999999999",
+    "10.16.0.60",
+    no_entry("10.16.0.60", "9223372036854775807")
+)]
+#[case::ordinal_past_u32("db-4294967296", "10.16.0.60", no_entry("10.16.0.60", "4294967296"))]
+// A name not starting with the StatefulSet's: any free group will do.
+#[case::other_name_any_free_group("other-1", "10.16.0.51,10.16.0.60", Ok(()))]
+fn a_statefulset_pod_takes_the_group_at_its_ordinal(
+    #[case] name: &str,
+    #[case] pool: &str,
+    #[case] want: Result<(), Denial>,
+) {
+    assert_eq!(
+        pod_named(
+            name,
+            &[(IP_POOL, pool)],
+            statefulset("db"),
+            &cluster(db_ips())
+        ),
+        want
+    );
+}
+
+#[test]
+fn a_strangers_address_anywhere_conflicts_first() {
     let db = statefulset("db");
-    let no_entry = |pool: &str, ordinal: &str| {
-        Err(Denial::forbidden(format!(
-            "ip_pool {pool} has no entry for ordinal {ordinal} of statefulset db"
-        )))
-    };
-    type Case<'a> = (&'a str, &'a str, Result<(), Denial>);
-    let cases: Vec<Case> = vec![
-        // Its own group, free.
-        ("db-2", "10.16.0.50,10.16.0.51,10.16.0.53", Ok(())),
-        // Its own group, held by itself.
-        ("db-1", "10.16.0.50;10.16.0.52,fd00:10:16::52", Ok(())),
-        // Its group held by a sibling: the first held address, the first CR by name.
-        (
-            "db-1",
-            "10.16.0.50,10.16.0.51,10.16.0.52",
-            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
-        ),
-        (
-            "db-0",
-            "10.16.0.50,fd00:10:16::51;10.16.0.52,fd00:10:16::52",
-            Ok(()),
-        ),
-        (
-            "db-2",
-            "10.16.0.50;10.16.0.50;10.16.0.53,fd00:10:16::52",
-            conflict(
-                "fd00:10:16::52",
-                "db-1.default",
-                "10.16.0.52,fd00:10:16::52",
-            ),
-        ),
-        // Another group free does not help.
-        (
-            "db-2",
-            "10.16.0.59,10.16.0.60,10.16.0.51",
-            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
-        ),
-        // Past the last group.
-        (
-            "db-3",
-            "10.16.0.50,10.16.0.53,10.16.0.54",
-            no_entry("10.16.0.50,10.16.0.53,10.16.0.54", "3"),
-        ),
-        // A v4,v6 comma pair is one group: ordinal 1 has none.
-        (
-            "db-1",
-            "10.16.0.60,fd00:10:16::60",
-            no_entry("10.16.0.60,fd00:10:16::60", "1"),
-        ),
-        ("db-0", "10.16.0.60,fd00:10:16::60", Ok(())),
-        // Two IPv4 addresses are two groups.
-        ("db-1", "10.16.0.60,10.16.0.61", Ok(())),
-        // Not a number after the last '-': Atoi's 0, as the controller.
-        (
-            "db-x",
-            "10.16.0.51,10.16.0.60",
-            conflict("10.16.0.51", "db-0.default", "10.16.0.51"),
-        ),
-        ("db-x", "10.16.0.60,10.16.0.51", Ok(())),
-        // Huge ordinals: past every group, never a panic.
-        (
-            "db-99999999999999999999",
-            "10.16.0.60",
-            no_entry("10.16.0.60", "9223372036854775807"),
-        ),
-        (
-            "db-4294967296",
-            "10.16.0.60",
-            no_entry("10.16.0.60", "4294967296"),
-        ),
-        // A name not starting with the StatefulSet's: any free group will do.
-        ("other-1", "10.16.0.51,10.16.0.60", Ok(())),
-    ];
-    for (name, pool, want) in cases {
-        assert_eq!(
-            pod_named(name, &[(IP_POOL, pool)], db.clone(), &c),
-            want,
-            "{name} {pool}"
-        );
-    }
     // Upstream's conflict check comes first: a stranger's address anywhere.
     let c = cluster(vec![ip(
         "stranger.default",
@@ -648,13 +650,17 @@ fn a_statefulset_pod_takes_the_group_at_its_ordinal() {
     );
 }
 
-#[test]
-fn other_pods_need_a_wholly_free_group() {
-    let web = Some(Workload {
+/// Deployment `web`.
+fn web() -> Option<Workload> {
+    Some(Workload {
         kind: WorkloadKind::Deployment,
         name: "web".into(),
-    });
-    let ips = vec![
+    })
+}
+
+/// The IP objects of two of Deployment `web`'s pods, dual stack.
+fn web_ips() -> Vec<Ip> {
+    vec![
         ip(
             "web-7b8c9d4f6-h2n9w.default",
             json!({"subnet": "ovn-default", "ipAddress": "10.16.0.30,fd00:10:16::60", "podName": "web-7b8c9d4f6-h2n9w", "namespace": "default"}),
@@ -663,38 +669,45 @@ fn other_pods_need_a_wholly_free_group() {
             "web-7b8c9d4f6-r5x4l.default",
             json!({"subnet": "ovn-default", "ipAddress": "10.16.0.61,fd00:10:16::31", "podName": "web-7b8c9d4f6-r5x4l", "namespace": "default"}),
         ),
-    ];
-    let c = cluster(ips);
-    let none_free = |pool: &str| {
-        Err(Denial::forbidden(format!(
-            "ip_pool {pool} has no free address in subnet ovn-default"
-        )))
-    };
-    let cases: &[(&str, Result<(), Denial>)] = &[
-        // One address of each group held: neither group is free.
-        (
-            "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
-            none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31"),
+    ]
+}
+
+fn none_free(pool: &str) -> Result<(), Denial> {
+    Err(Denial::forbidden(format!(
+        "ip_pool {pool} has no free address in subnet ovn-default"
+    )))
+}
+
+#[rstest]
+// One address of each group held: neither group is free.
+#[case::one_address_of_each_group_held(
+    "10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31",
+    none_free("10.16.0.30,fd00:10:16::30;10.16.0.31,fd00:10:16::31")
+)]
+#[case::second_group_free(
+    "10.16.0.30,fd00:10:16::30;10.16.0.32,fd00:10:16::32",
+    Ok(())
+)]
+// The comma pair is one group.
+#[case::comma_pair_held("10.16.0.30,fd00:10:16::30", none_free("10.16.0.30,fd00:10:16::30"))]
+#[case::two_v4_groups_one_free("10.16.0.30,10.16.0.31", Ok(()))]
+#[case::both_groups_held("10.16.0.30;10.16.0.61", none_free("10.16.0.30;10.16.0.61"))]
+fn other_pods_need_a_wholly_free_group(#[case] pool: &str, #[case] want: Result<(), Denial>) {
+    assert_eq!(
+        pod_named(
+            "web-5c9d8f7b4-qx8zt",
+            &[(IP_POOL, pool)],
+            web(),
+            &cluster(web_ips())
         ),
-        (
-            "10.16.0.30,fd00:10:16::30;10.16.0.32,fd00:10:16::32",
-            Ok(()),
-        ),
-        // The comma pair is one group.
-        (
-            "10.16.0.30,fd00:10:16::30",
-            none_free("10.16.0.30,fd00:10:16::30"),
-        ),
-        ("10.16.0.30,10.16.0.31", Ok(())),
-        ("10.16.0.30;10.16.0.61", none_free("10.16.0.30;10.16.0.61")),
-    ];
-    for (pool, want) in cases {
-        assert_eq!(
-            pod_named("web-5c9d8f7b4-qx8zt", &[(IP_POOL, pool)], web.clone(), &c),
-            *want,
-            "{pool}"
-        );
-    }
+        want
+    );
+}
+
+#[test]
+fn attachment_pools_need_a_wholly_free_group_too() {
+    let web = web();
+    let c = cluster(web_ips());
     // Attachment pools alike (I7).
     let pairs = [
         (
@@ -731,60 +744,58 @@ fn other_pods_need_a_wholly_free_group() {
     assert_eq!(pod_named("db-0", &pairs, statefulset("db"), &c), Ok(()));
 }
 
-#[test]
-fn workloads_warn_when_replicas_outnumber_groups() {
-    let warn = |groups: usize, replicas: u64| {
-        format!("ip_pool has {groups} entries for {replicas} replicas")
-    };
-    let attached = "net1.default.ovn.kubernetes.io/ip_pool";
-    type Case<'a> = (Vec<(&'a str, &'a str)>, u64, Vec<String>);
-    let cases: Vec<Case> = vec![
-        (
-            vec![(IP_POOL, "10.16.0.40,10.16.0.41")],
-            3,
-            vec![warn(2, 3)],
-        ),
-        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 2, vec![]),
-        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 1, vec![]),
-        (vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 0, vec![]),
-        (vec![(IP_POOL, "10.16.0.40,fd00::40")], 2, vec![warn(1, 2)]),
-        (
-            vec![(IP_POOL, "10.16.0.40;10.16.0.41;10.16.0.42")],
-            4,
-            vec![warn(3, 4)],
-        ),
-        (vec![(IP_POOL, "10.16.0.58")], 1, vec![]),
-        // An IPPool's name is no list of addresses.
-        (vec![(IP_POOL, "pool-a")], 5, vec![]),
-        (vec![], 5, vec![]),
-        // Attachment pools too; the same text once.
-        (vec![(attached, "10.70.0.5,10.70.0.6")], 3, vec![warn(2, 3)]),
-        (
-            vec![(IP_POOL, "10.16.0.40"), (attached, "10.70.0.5,10.70.0.6")],
-            3,
-            vec![warn(1, 3), warn(2, 3)],
-        ),
-        (
-            vec![
-                (IP_POOL, "10.16.0.40,10.16.0.41"),
-                (attached, "10.70.0.5,10.70.0.6"),
-            ],
-            3,
-            vec![warn(2, 3)],
-        ),
-        (
-            vec![(IP_POOL, "10.16.0.40")],
-            u64::MAX,
-            vec![warn(1, u64::MAX)],
-        ),
-    ];
-    for (pairs, replicas, want) in cases {
-        assert_eq!(
-            pool_warnings(&annotations(&pairs), replicas),
-            want,
-            "{pairs:?} {replicas}"
-        );
-    }
+fn warn(groups: usize, replicas: u64) -> String {
+    format!("ip_pool has {groups} entries for {replicas} replicas")
+}
+
+/// The pool annotation of attachment `net1` in `default`.
+const ATTACHED_POOL: &str = "net1.default.ovn.kubernetes.io/ip_pool";
+
+#[rstest]
+#[case::two_groups_three_replicas(
+    vec![(IP_POOL, "10.16.0.40,10.16.0.41")],
+    3,
+    vec![warn(2, 3)]
+)]
+#[case::two_groups_two_replicas(vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 2, vec![])]
+#[case::two_groups_one_replica(vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 1, vec![])]
+#[case::two_groups_no_replicas(vec![(IP_POOL, "10.16.0.40,10.16.0.41")], 0, vec![])]
+#[case::dual_stack_group_two_replicas(vec![(IP_POOL, "10.16.0.40,fd00::40")], 2, vec![warn(1, 2)])]
+#[case::three_groups_four_replicas(
+    vec![(IP_POOL, "10.16.0.40;10.16.0.41;10.16.0.42")],
+    4,
+    vec![warn(3, 4)]
+)]
+#[case::one_group_one_replica(vec![(IP_POOL, "10.16.0.58")], 1, vec![])]
+// An IPPool's name is no list of addresses.
+#[case::ippool_name(vec![(IP_POOL, "pool-a")], 5, vec![])]
+#[case::no_pool(vec![], 5, vec![])]
+// Attachment pools too; the same text once.
+#[case::attachment_pool(vec![(ATTACHED_POOL, "10.70.0.5,10.70.0.6")], 3, vec![warn(2, 3)])]
+#[case::both_pools_warn(
+    vec![(IP_POOL, "10.16.0.40"), (ATTACHED_POOL, "10.70.0.5,10.70.0.6")],
+    3,
+    vec![warn(1, 3), warn(2, 3)]
+)]
+#[case::same_text_once(
+    vec![
+        (IP_POOL, "10.16.0.40,10.16.0.41"),
+        (ATTACHED_POOL, "10.70.0.5,10.70.0.6"),
+    ],
+    3,
+    vec![warn(2, 3)]
+)]
+#[case::u64_max_replicas(
+    vec![(IP_POOL, "10.16.0.40")],
+    u64::MAX,
+    vec![warn(1, u64::MAX)]
+)]
+fn workloads_warn_when_replicas_outnumber_groups(
+    #[case] pairs: Vec<(&str, &str)>,
+    #[case] replicas: u64,
+    #[case] want: Vec<String>,
+) {
+    assert_eq!(pool_warnings(&annotations(&pairs), replicas), want);
 }
 
 #[test]
@@ -989,184 +1000,182 @@ fn judged(
 
 const LS: (&str, &str) = (LOGICAL_SWITCH, "ovn-default");
 
-#[test]
-fn the_subnets_record_settles_addresses_without_listing_ip_objects() {
+/// The lookups of [`recorded`]'s tests.
+const GET_SUBNET: &str = "get Subnet ovn-default";
+const LIST_IPS: &str = "list IP ovn-default";
+const GET_OWN_IP: &str = "get IP app-1.default";
+
+#[rstest]
+// Free by the record, although a stale IP object holds it (the I15 window).
+#[case::stale_ip_object(
+    vec![(IP_ADDRESS, "10.16.0.40"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_SUBNET]
+)]
+// Free by the record, held by nobody.
+#[case::free(
+    vec![(IP_ADDRESS, "10.16.0.50,fd00:10:16::50"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_SUBNET]
+)]
+// In use by the pod's own IP object: no list.
+#[case::own_ip_object(
+    vec![(IP_ADDRESS, "10.16.0.21"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_OWN_IP, GET_SUBNET]
+)]
+// Dual stack, both in use by the own IP object.
+#[case::own_ip_object_dual_stack(
+    vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::21"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_OWN_IP, GET_SUBNET]
+)]
+// In use by another pod: upstream's conflict, from the list.
+#[case::another_pods(
+    vec![(IP_ADDRESS, "10.16.0.20"), LS],
+    conflict("10.16.0.20", "other.default", "10.16.0.20"),
+    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+)]
+// One address in use by another: the whole NIC is listed.
+#[case::pool_one_address_another_pods(
+    vec![(IP_POOL, "10.16.0.21,10.16.0.20"), LS],
+    conflict("10.16.0.20", "other.default", "10.16.0.20"),
+    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+)]
+// The first address of a range.
+#[case::first_of_a_range(
+    vec![(IP_ADDRESS, "fd00:10:16::20"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS, GET_SUBNET]
+)]
+// A single-address entry.
+#[case::single_address_entry(
+    vec![(IP_ADDRESS, "10.16.0.30"), LS],
+    conflict("10.16.0.30", "web-0.default", "10.16.0.30"),
+    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+)]
+// Just past the last address of a range.
+#[case::past_a_range(
+    vec![(IP_ADDRESS, "fd00:10:16::22"), LS],
+    Ok(()),
+    vec![GET_SUBNET, GET_SUBNET]
+)]
+// A wholly free pool group: no list.
+#[case::free_pool_group(
+    vec![(IP_POOL, "10.16.0.40;10.16.0.41"), LS],
+    Ok(()),
+    vec![GET_SUBNET]
+)]
+// An attachment: its subnet's record and its own IP object.
+#[case::attachment_own_ip_object(
+    vec![
+        ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.10"),
+        (
+            "attach.default.ovn.kubernetes.io/logical_switch",
+            "attach-net",
+        ),
+    ],
+    Ok(()),
+    vec![
+        "get Subnet attach-net",
+        "get IP app-1.default.attach.default.ovn",
+        "get Subnet attach-net",
+    ]
+)]
+// An attachment address in use by another.
+#[case::attachment_another_pods(
+    vec![
+        ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
+        (
+            "attach.default.ovn.kubernetes.io/logical_switch",
+            "attach-net",
+        ),
+    ],
+    conflict("172.17.0.11", "other.default.attach", "172.17.0.11"),
+    vec![
+        "get Subnet attach-net",
+        "get IP app-1.default.attach.default.ovn",
+        "list IP attach-net",
+    ]
+)]
+// An attachment's IPv6 address: no record of that family.
+#[case::attachment_v6_no_record(
+    vec![
+        (
+            "attach.default.ovn.kubernetes.io/ip_address",
+            "fd00:172:17::5",
+        ),
+        (
+            "attach.default.ovn.kubernetes.io/logical_switch",
+            "attach-net",
+        ),
+    ],
+    Err(Denial::bad_request(
+        "static ip fd00:172:17::5 is not in subnet attach-net cidr 172.17.0.0/24",
+    )),
+    vec![
+        "get Subnet attach-net",
+        "list IP attach-net",
+        "get Subnet attach-net",
+    ]
+)]
+fn the_subnets_record_settles_addresses_without_listing_ip_objects(
+    #[case] pairs: Vec<(&str, &str)>,
+    #[case] want: Result<(), Denial>,
+    #[case] lookups: Vec<&str>,
+) {
     let c = recorded(recorded_ips());
-    let on = Settings::default();
-    let subnet = "get Subnet ovn-default";
-    let list = "list IP ovn-default";
-    let own = "get IP app-1.default";
-    type Case<'a> = (
-        &'a str,
-        Vec<(&'a str, &'a str)>,
-        Result<(), Denial>,
-        Vec<&'a str>,
-    );
-    let cases: Vec<Case> = vec![
-        (
-            "free by the record, although a stale IP object holds it (the I15 window)",
-            vec![(IP_ADDRESS, "10.16.0.40"), LS],
-            Ok(()),
-            vec![subnet, subnet],
-        ),
-        (
-            "free by the record, held by nobody",
-            vec![(IP_ADDRESS, "10.16.0.50,fd00:10:16::50"), LS],
-            Ok(()),
-            vec![subnet, subnet],
-        ),
-        (
-            "in use by the pod's own IP object: no list",
-            vec![(IP_ADDRESS, "10.16.0.21"), LS],
-            Ok(()),
-            vec![subnet, own, subnet],
-        ),
-        (
-            "dual stack, both in use by the own IP object",
-            vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::21"), LS],
-            Ok(()),
-            vec![subnet, own, subnet],
-        ),
-        (
-            "in use by another pod: upstream's conflict, from the list",
-            vec![(IP_ADDRESS, "10.16.0.20"), LS],
-            conflict("10.16.0.20", "other.default", "10.16.0.20"),
-            vec![subnet, own, list],
-        ),
-        (
-            "one address in use by another: the whole NIC is listed",
-            vec![(IP_POOL, "10.16.0.21,10.16.0.20"), LS],
-            conflict("10.16.0.20", "other.default", "10.16.0.20"),
-            vec![subnet, own, list],
-        ),
-        (
-            "the first address of a range",
-            vec![(IP_ADDRESS, "fd00:10:16::20"), LS],
-            Ok(()),
-            vec![subnet, own, list, subnet],
-        ),
-        (
-            "a single-address entry",
-            vec![(IP_ADDRESS, "10.16.0.30"), LS],
-            conflict("10.16.0.30", "web-0.default", "10.16.0.30"),
-            vec![subnet, own, list],
-        ),
-        (
-            "just past the last address of a range",
-            vec![(IP_ADDRESS, "fd00:10:16::22"), LS],
-            Ok(()),
-            vec![subnet, subnet],
-        ),
-        (
-            "a wholly free pool group: no list",
-            vec![(IP_POOL, "10.16.0.40;10.16.0.41"), LS],
-            Ok(()),
-            vec![subnet],
-        ),
-        (
-            "an attachment: its subnet's record and its own IP object",
-            vec![
-                ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.10"),
-                (
-                    "attach.default.ovn.kubernetes.io/logical_switch",
-                    "attach-net",
-                ),
-            ],
-            Ok(()),
-            vec![
-                "get Subnet attach-net",
-                "get IP app-1.default.attach.default.ovn",
-                "get Subnet attach-net",
-            ],
-        ),
-        (
-            "an attachment address in use by another",
-            vec![
-                ("attach.default.ovn.kubernetes.io/ip_address", "172.17.0.11"),
-                (
-                    "attach.default.ovn.kubernetes.io/logical_switch",
-                    "attach-net",
-                ),
-            ],
-            conflict("172.17.0.11", "other.default.attach", "172.17.0.11"),
-            vec![
-                "get Subnet attach-net",
-                "get IP app-1.default.attach.default.ovn",
-                "list IP attach-net",
-            ],
-        ),
-        (
-            "an attachment's IPv6 address: no record of that family",
-            vec![
-                (
-                    "attach.default.ovn.kubernetes.io/ip_address",
-                    "fd00:172:17::5",
-                ),
-                (
-                    "attach.default.ovn.kubernetes.io/logical_switch",
-                    "attach-net",
-                ),
-            ],
-            Err(Denial::bad_request(
-                "static ip fd00:172:17::5 is not in subnet attach-net cidr 172.17.0.0/24",
-            )),
-            vec![
-                "get Subnet attach-net",
-                "list IP attach-net",
-                "get Subnet attach-net",
-            ],
-        ),
-    ];
-    for (name, pairs, want, lookups) in cases {
-        let (got, made) = judged("app-1", &pairs, None, &on, &c);
-        assert_eq!((got, made), (want, strings(&lookups)), "{name}");
-    }
+    let (got, made) = judged("app-1", &pairs, None, &Settings::default(), &c);
+    assert_eq!((got, made), (want, strings(&lookups)));
 }
 
 fn strings(s: &[&str]) -> Vec<String> {
     s.iter().map(|s| s.to_string()).collect()
 }
 
+/// What [`recorded`]'s record says is free, held by `stale.default`.
+const STALE: (&str, &str) = (IP_ADDRESS, "10.16.0.40");
+
 #[test]
-fn without_an_agreeing_record_the_ip_objects_decide_as_before() {
+fn use_subnet_status_false_reads_no_record() {
     let off = Settings {
         use_subnet_status: Some(false),
         ..Settings::default()
     };
-    let stale = || conflict("10.16.0.40", "stale.default", "10.16.0.40");
-    let pairs = [(IP_ADDRESS, "10.16.0.40"), LS];
-    // useSubnetStatus: false reads no record.
-    let (got, made) = judged("app-1", &pairs, None, &off, &recorded(recorded_ips()));
-    assert_eq!(got, stale());
+    let (got, made) = judged("app-1", &[STALE, LS], None, &off, &recorded(recorded_ips()));
+    assert_eq!(got, conflict("10.16.0.40", "stale.default", "10.16.0.40"));
     assert_eq!(made, strings(&["list IP ovn-default"]));
-    // No record, nothing in use, a count the ranges disagree with, an
-    // address in excludeIps (left out of the record), an own IP object of
-    // another subnet: the list decides.
-    let mut no_record = recorded(recorded_ips());
-    no_record.subnets[0].in_use = InUse::default();
-    let mut nothing = recorded(recorded_ips());
-    nothing.subnets[0].in_use.v4 = Using {
+}
+
+/// No record, nothing in use, a count the ranges disagree with, an address
+/// in excludeIps (left out of the record): the list decides.
+#[rstest]
+#[case::no_record(|c: &mut FakeCluster| c.subnets[0].in_use = InUse::default())]
+#[case::nothing_in_use(|c: &mut FakeCluster| {
+    c.subnets[0].in_use.v4 = Using {
         count: Some(0),
         range: Some(String::new()),
-    };
-    let mut count_disagrees = recorded(recorded_ips());
-    count_disagrees.subnets[0].in_use.v4.count = Some(7);
-    let mut excluded = recorded(recorded_ips());
-    excluded.subnets[0].spec.exclude_ips = vec!["10.16.0.1".into(), "10.16.0.40".into()];
-    for (name, c) in [
-        ("no record", &no_record),
-        ("nothing in use", &nothing),
-        ("count disagrees", &count_disagrees),
-        ("excludeIps", &excluded),
-    ] {
-        let (got, made) = judged("app-1", &pairs, None, &Settings::default(), c);
-        assert_eq!(got, stale(), "{name}");
-        assert_eq!(
-            made,
-            strings(&["get Subnet ovn-default", "list IP ovn-default"]),
-            "{name}"
-        );
     }
+})]
+#[case::count_disagrees(|c: &mut FakeCluster| c.subnets[0].in_use.v4.count = Some(7))]
+#[case::exclude_ips(|c: &mut FakeCluster| {
+    c.subnets[0].spec.exclude_ips = vec!["10.16.0.1".into(), "10.16.0.40".into()]
+})]
+fn without_an_agreeing_record_the_ip_objects_decide_as_before(
+    #[case] unsettle: fn(&mut FakeCluster),
+) {
+    let mut c = recorded(recorded_ips());
+    unsettle(&mut c);
+    let (got, made) = judged("app-1", &[STALE, LS], None, &Settings::default(), &c);
+    assert_eq!(got, conflict("10.16.0.40", "stale.default", "10.16.0.40"));
+    assert_eq!(
+        made,
+        strings(&["get Subnet ovn-default", "list IP ovn-default"])
+    );
+}
+
+#[test]
+fn an_own_ip_object_of_another_subnet_leaves_the_list_to_decide() {
     let mut elsewhere = recorded_ips();
     elsewhere[1].spec.subnet = "subnet-a".into();
     let (got, made) = judged(

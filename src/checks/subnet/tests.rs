@@ -341,9 +341,9 @@ fn create(new: &Subnet, cluster: &FakeCluster) -> Result<(), Denial> {
     validate_create(new, &Context::new(&settings, cluster))
 }
 
-#[test]
-fn overlap_is_checked_within_the_vpc_and_vlan() {
-    let existing = vec![
+/// Subnets of the default VPC, with and without a vlan, and of `vpc-a`.
+fn overlap_cluster() -> FakeCluster {
+    cluster_of(vec![
         subnet(
             "ovn-default",
             json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.0.0/16"}),
@@ -362,70 +362,68 @@ fn overlap_is_checked_within_the_vpc_and_vlan() {
             json!({"vpc": "ovn-cluster", "vlan": "v10", "cidrBlock": "10.60.0.0/16"}),
         ),
         subnet("mac-only", json!({"vpc": "ovn-cluster", "vlan": "v10"})),
-    ];
-    let cluster = cluster_of(existing);
-    let cases: &[(Value, Result<(), &str>)] = &[
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.10.0/24"}),
-            Err(
-                "subnet new cidr 10.16.10.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
-            ),
-        ),
-        // Either way round: the new one may contain the old one.
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.0.0/12"}),
-            Err(
-                "subnet new cidr 10.16.0.0/12 is conflict with subnet ovn-default cidr 10.16.0.0/16",
-            ),
-        ),
-        // I8: an empty vpc is the default VPC, on either side.
-        (
-            json!({"cidrBlock": "10.16.10.0/24"}),
-            Err(
-                "subnet new cidr 10.16.10.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
-            ),
-        ),
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.240.1.0/24"}),
-            Err("subnet new cidr 10.240.1.0/24 is conflict with subnet legacy cidr 10.240.0.0/16"),
-        ),
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "100.64.0.0/24"}),
-            Err("subnet new cidr 100.64.0.0/24 is conflict with subnet join cidr 100.64.0.0/16"),
-        ),
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/16"}),
-            Ok(()),
-        ),
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.50.0.0/24"}),
-            Ok(()),
-        ),
-        (json!({"vpc": "vpc-a", "cidrBlock": "10.16.0.0/24"}), Ok(())),
-        (
-            json!({"vpc": "ovn-cluster", "vlan": "v20", "cidrBlock": "10.60.0.0/24"}),
-            Ok(()),
-        ),
-        (
-            json!({"vpc": "ovn-cluster", "vlan": "v10", "cidrBlock": "10.60.0.0/24"}),
-            Err("subnet new cidr 10.60.0.0/24 is conflict with subnet underlay cidr 10.60.0.0/16"),
-        ),
-        (json!({"vpc": "ovn-cluster", "vlan": "v10"}), Ok(())),
-        // Host bits do not hide an overlap.
-        (
-            json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.200.7/24"}),
-            Err(
-                "subnet new cidr 10.16.200.7/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
-            ),
-        ),
-    ];
-    for (spec, want) in cases {
-        assert_eq!(
-            create(&subnet("new", spec.clone()), &cluster),
-            want.map_err(Denial::conflict),
-            "{spec}"
-        );
-    }
+    ])
+}
+
+#[rstest]
+#[case::inside_ovn_default(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.10.0/24"}),
+    Err(
+        "subnet new cidr 10.16.10.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
+    )
+)]
+// Either way round: the new one may contain the old one.
+#[case::containing_ovn_default(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.0.0/12"}),
+    Err(
+        "subnet new cidr 10.16.0.0/12 is conflict with subnet ovn-default cidr 10.16.0.0/16",
+    )
+)]
+// I8: an empty vpc is the default VPC, on either side.
+#[case::empty_vpc_is_the_default(
+    json!({"cidrBlock": "10.16.10.0/24"}),
+    Err(
+        "subnet new cidr 10.16.10.0/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
+    )
+)]
+#[case::inside_legacy_without_vpc(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.240.1.0/24"}),
+    Err("subnet new cidr 10.240.1.0/24 is conflict with subnet legacy cidr 10.240.0.0/16")
+)]
+#[case::inside_join(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "100.64.0.0/24"}),
+    Err("subnet new cidr 100.64.0.0/24 is conflict with subnet join cidr 100.64.0.0/16")
+)]
+#[case::free_range(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.17.0.0/16"}),
+    Ok(())
+)]
+#[case::other_vpcs_range(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.50.0.0/24"}),
+    Ok(())
+)]
+#[case::other_vpc(json!({"vpc": "vpc-a", "cidrBlock": "10.16.0.0/24"}), Ok(()))]
+#[case::other_vlan(
+    json!({"vpc": "ovn-cluster", "vlan": "v20", "cidrBlock": "10.60.0.0/24"}),
+    Ok(())
+)]
+#[case::same_vlan(
+    json!({"vpc": "ovn-cluster", "vlan": "v10", "cidrBlock": "10.60.0.0/24"}),
+    Err("subnet new cidr 10.60.0.0/24 is conflict with subnet underlay cidr 10.60.0.0/16")
+)]
+#[case::same_vlan_without_cidr(json!({"vpc": "ovn-cluster", "vlan": "v10"}), Ok(()))]
+// Host bits do not hide an overlap.
+#[case::host_bits(
+    json!({"vpc": "ovn-cluster", "cidrBlock": "10.16.200.7/24"}),
+    Err(
+        "subnet new cidr 10.16.200.7/24 is conflict with subnet ovn-default cidr 10.16.0.0/16",
+    )
+)]
+fn overlap_is_checked_within_the_vpc_and_vlan(#[case] spec: Value, #[case] want: Result<(), &str>) {
+    assert_eq!(
+        create(&subnet("new", spec), &overlap_cluster()),
+        want.map_err(Denial::conflict)
+    );
 }
 
 #[test]
@@ -541,96 +539,104 @@ fn create_checks_vpc_names_and_custom_vpc_namespaces() {
     );
 }
 
-#[test]
-fn update_rules_come_first() {
-    let cluster = FakeCluster::default();
-    let settings = settings(Some("10.96.0.1"));
-    let context = Context::new(&settings, &cluster);
-    let with = |spec: Value, status: Value| -> Subnet {
-        object("s", json!({"spec": spec, "status": status}))
-    };
-    let old = with(
+/// Subnet `s` with this spec and status.
+fn subnet_with(spec: Value, status: Value) -> Subnet {
+    object("s", json!({"spec": spec, "status": status}))
+}
+
+/// Subnet `s` of the default VPC with a gateway and three IPv4 addresses in use.
+fn gateway_in_use() -> Subnet {
+    subnet_with(
         json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.1"}),
         json!({"v4usingIPs": 3}),
+    )
+}
+
+#[rstest]
+#[case::gateway_change_while_in_use(
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.2"}),
+        json!({"v4usingIPs": "3"}),
+    ),
+    gateway_in_use(),
+    Err(Denial::forbidden(
+        "can't update gateway of cidr when any IPs in Using",
+    ))
+)]
+#[case::gateway_change_while_none_in_use(
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.2"}),
+        json!({"v4usingIPs": 0, "v6usingIPs": "0"}),
+    ),
+    gateway_in_use(),
+    Ok(())
+)]
+#[case::cidr_added_to_underlay(
+    subnet_with(json!({"vlan": "v", "cidrBlock": "10.81.0.0/24"}), json!({})),
+    subnet_with(json!({"vlan": "v"}), json!({})),
+    Err(Denial::forbidden(
+        "cannot add cidrBlock to an underlay subnet that was created without one",
+    ))
+)]
+#[case::cidr_removed_from_underlay(
+    subnet_with(json!({"vlan": "v"}), json!({})),
+    subnet_with(json!({"vlan": "v", "cidrBlock": "10.81.0.0/24"}), json!({})),
+    Err(Denial::forbidden(
+        "cannot remove cidrBlock from an underlay subnet that was created with one",
+    ))
+)]
+#[case::vpc_set_to_ovn_cluster(
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
+        json!({}),
+    ),
+    subnet_with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
+    Ok(())
+)]
+#[case::vpc_set_to_another(
+    subnet_with(
+        json!({"vpc": "vpc-a", "cidrBlock": "10.80.0.0/24"}),
+        json!({}),
+    ),
+    subnet_with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
+    Err(Denial::forbidden(
+        "vpc can only be changed from empty to ovn-cluster",
+    ))
+)]
+#[case::vpc_cleared(
+    subnet_with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
+        json!({}),
+    ),
+    Err(Denial::forbidden(
+        "vpc can only be changed from empty to ovn-cluster",
+    ))
+)]
+#[case::spec_checks_after_update_rules(
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "excludeIps": ["x"]}),
+        json!({}),
+    ),
+    subnet_with(
+        json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
+        json!({}),
+    ),
+    Err(Denial::forbidden(
+        "ip x in excludeIps is not a valid address",
+    ))
+)]
+fn update_rules_come_first(
+    #[case] new: Subnet,
+    #[case] old: Subnet,
+    #[case] want: Result<(), Denial>,
+) {
+    let cluster = FakeCluster::default();
+    let settings = settings(Some("10.96.0.1"));
+    assert_eq!(
+        validate_update(&new, &old, &Context::new(&settings, &cluster)),
+        want
     );
-    let cases: Vec<(Subnet, Subnet, Result<(), Denial>)> = vec![
-        (
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.2"}),
-                json!({"v4usingIPs": "3"}),
-            ),
-            old.clone(),
-            Err(Denial::forbidden(
-                "can't update gateway of cidr when any IPs in Using",
-            )),
-        ),
-        (
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "gateway": "10.80.0.2"}),
-                json!({"v4usingIPs": 0, "v6usingIPs": "0"}),
-            ),
-            old.clone(),
-            Ok(()),
-        ),
-        (
-            with(json!({"vlan": "v", "cidrBlock": "10.81.0.0/24"}), json!({})),
-            with(json!({"vlan": "v"}), json!({})),
-            Err(Denial::forbidden(
-                "cannot add cidrBlock to an underlay subnet that was created without one",
-            )),
-        ),
-        (
-            with(json!({"vlan": "v"}), json!({})),
-            with(json!({"vlan": "v", "cidrBlock": "10.81.0.0/24"}), json!({})),
-            Err(Denial::forbidden(
-                "cannot remove cidrBlock from an underlay subnet that was created with one",
-            )),
-        ),
-        (
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
-                json!({}),
-            ),
-            with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
-            Ok(()),
-        ),
-        (
-            with(
-                json!({"vpc": "vpc-a", "cidrBlock": "10.80.0.0/24"}),
-                json!({}),
-            ),
-            with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
-            Err(Denial::forbidden(
-                "vpc can only be changed from empty to ovn-cluster",
-            )),
-        ),
-        (
-            with(json!({"cidrBlock": "10.80.0.0/24"}), json!({})),
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
-                json!({}),
-            ),
-            Err(Denial::forbidden(
-                "vpc can only be changed from empty to ovn-cluster",
-            )),
-        ),
-        (
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24", "excludeIps": ["x"]}),
-                json!({}),
-            ),
-            with(
-                json!({"vpc": "ovn-cluster", "cidrBlock": "10.80.0.0/24"}),
-                json!({}),
-            ),
-            Err(Denial::forbidden(
-                "ip x in excludeIps is not a valid address",
-            )),
-        ),
-    ];
-    for (new, old, want) in cases {
-        assert_eq!(validate_update(&new, &old, &context), want, "{new:?}");
-    }
 }
 
 #[test]

@@ -231,7 +231,7 @@ fidelity: policy.wasm
 	python3 scripts/fidelity.py target/fidelity-answers.jsonl --shared $(SHARED_CASES) $(if $(UPDATE),--update-doc)
 
 oracle: cluster-bin
-	python3 e2e/oracle.py $(ORACLE_FLAGS) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
+	python3 -m e2e.oracle $(ORACLE_FLAGS) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 
 # Generated requests asked of upstream and of the policy; every disagreement
 # is saved as a case, upstream's answer expected, in target/oracle-disagreements.
@@ -241,8 +241,8 @@ oracle-generated: policy.wasm cluster-bin
 	@if [ ! -x "$(KUBE_OVN_WEBHOOK)" ]; then \
 		echo "SKIPPED: oracle-generated: KUBE_OVN_WEBHOOK names no kube-ovn-webhook binary (docs/fidelity.md)"; exit 0; fi; \
 	set -e; rm -rf target/oracle-disagreements; \
-	python3 e2e/generate.py target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
-	python3 e2e/oracle.py --record target/generated | tail -2; \
+	python3 -m e2e.generate target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
+	python3 -m e2e.oracle --record target/generated | tail -2; \
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- \
 		--answers target/generated-answers.jsonl policy.wasm target/generated > /dev/null || true; \
 	python3 scripts/fidelity.py target/generated-answers.jsonl --generated target/oracle-disagreements
@@ -290,11 +290,11 @@ controller-race:
 	$(call guard,$@,kube-ovn-controller)
 
 # Every case through the real `kwctl run`, each against an API server
-# stand-in serving its cluster (e2e/apiserver.py); then the host calls kwctl
+# stand-in serving its cluster (e2e/harness/apiserver.py); then the host calls kwctl
 # recorded, answered by our waPC host, must get kwctl's answers.
 conformance-kwctl-run: annotated-policy.wasm
 	rm -rf $(KWCTL_SESSIONS)
-	python3 e2e/conformance_kwctl.py annotated-policy.wasm $(CASES) --sessions $(KWCTL_SESSIONS)
+	python3 -m e2e.conformance_kwctl annotated-policy.wasm $(CASES) --sessions $(KWCTL_SESSIONS)
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin host-vs-kwctl -- $(KWCTL_SESSIONS) $(CASES)
 
 # The replay sessions of test_data/ through kwctl.
@@ -303,7 +303,7 @@ e2e-tests-run: annotated-policy.wasm
 
 # The policies of deploy/ in a real policy-server over TLS.
 e2e-policy-server-run: annotated-policy.wasm
-	python3 e2e/policy_server.py annotated-policy.wasm
+	python3 -m e2e.policy_server annotated-policy.wasm
 
 # The same examples through kop-serve, this repository's stand-in for
 # policy-server (kop-serve/), over TLS, its lookups going to the
@@ -312,7 +312,7 @@ e2e-policy-server-run: annotated-policy.wasm
 .PHONY: e2e-kop-serve
 e2e-kop-serve: policy.wasm
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p kop-serve -p testhost --bin kop-serve --bin kop-run
-	python3 e2e/policy_server.py policy.wasm --server target/host/kop-serve \
+	python3 -m e2e.policy_server policy.wasm --server target/host/kop-serve \
 		--kop-run target/host/kop-run --standin-tls
 
 # Admission latency through a real policy-server over TLS, against the
@@ -325,7 +325,7 @@ bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_AP
 	$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -q -p probe-policy
 	kwctl annotate -m tools/probe-policy/metadata.yml -o target/probe-policy.wasm \
 		target/$(WASM_TARGET)/release/probe_policy.wasm
-	python3 e2e/bench_e2e.py annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) $(BENCH_E2E_FLAGS)
+	python3 -m e2e.bench_e2e annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) $(BENCH_E2E_FLAGS)
 
 e2e-data-run: annotated-policy.wasm
 	scripts/e2e-data.sh
@@ -407,20 +407,20 @@ ifneq ($(STALL_CHECK_HYPER),)
 endif
 	nice -n 10 $(CARGO) build -q --release $(if $(STALL_CHECK_HYPER),,--locked) \
 		--manifest-path $(STALL_CHECK_CRATE)/Cargo.toml --target-dir $(STALL_CHECK_TARGET)
-	python3 e2e/stall_check.py $(STALL_CHECK_TARGET)/release/stall-check \
+	python3 -m e2e.stall_check $(STALL_CHECK_TARGET)/release/stall-check \
 		--apiserver $(STALL_CHECK_APISERVER) $(STALL_CHECK_FLAGS)
 
 # The e2e scripts' own tests: the webhook rendering (no cluster needed).
 e2e-unit:
-	python3 e2e/test_webhooks.py
+	python3 -m e2e.test_webhooks
 
 # The policy judged by a real kube-apiserver (e2e/cluster_e2e.py): deploy/
 # applied as shipped, the seed's demo, every conformance case as real
 # objects, the exclusions, the failure policy, RBAC and a tenant's adversarial
-# requests (e2e/adversary.py); served by kop-serve here, by Kubewarden's
+# requests (e2e/harness/adversary.py); served by kop-serve here, by Kubewarden's
 # policy-server in e2e-cluster-kubewarden.
 e2e-cluster: policy.wasm cluster-bin kop-serve
-	python3 e2e/cluster_e2e.py policy.wasm --server target/host/kop-serve
+	python3 -m e2e.cluster_e2e policy.wasm --server target/host/kop-serve
 
 # Kube-OVN's kube-ovn-controller, out of cluster against the same control
 # plane and OVN's databases (Debian's ovsdb-server, schemas from
@@ -429,7 +429,7 @@ e2e-cluster: policy.wasm cluster-bin kop-serve
 # Subnet record (I15), its objects against bench-data's.
 e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
-	python3 e2e/kube_ovn_e2e.py policy.wasm --server target/host/kop-serve \
+	python3 -m e2e.kube_ovn_e2e policy.wasm --server target/host/kop-serve \
 		--controller "$$(command -v kube-ovn-controller)"
 
 # kube-ovn-controller as the judge of what the policy claims about it: every
@@ -438,30 +438,30 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 # the cases' `controller`, judged by `make fidelity`). Local only: about
 # 10 minutes for the 242 pod, workload and IPPool cases, niced.
 controller-oracle-run: cluster-bin controller-manager-bin
-	nice python3 e2e/controller_oracle.py $(CONTROLLER_ORACLE_FLAGS) \
+	nice python3 -m e2e.controller_oracle $(CONTROLLER_ORACLE_FLAGS) \
 		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 RACE_ROUNDS ?= 50
 controller-race-run: cluster-bin
-	nice python3 e2e/controller_oracle.py --race $(RACE_ROUNDS) --wait 3
+	nice python3 -m e2e.controller_oracle --race $(RACE_ROUNDS) --wait 3
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
-	python3 e2e/cluster_e2e.py annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"
+	python3 -m e2e.cluster_e2e annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"
 
 # Kubewarden's controller, out of cluster against the same control plane,
 # renders deploy/'s policies; its webhook configurations and policies.yml
-# are compared field by field with e2e/webhooks.py's (e2e/controller_e2e.py).
+# are compared field by field with e2e/harness/webhooks.py's (e2e/controller_e2e.py).
 # Where policy-server and kwctl are found too, policy-server serves the
 # controller's configuration to the API server through its webhooks.
 CONTROLLER_SERVES := $(and $(call found,kwctl),$(call found,policy-server))
 e2e-controller-run: cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm)
-	python3 e2e/controller_e2e.py --controller "$$(command -v kubewarden-controller)" \
+	python3 -m e2e.controller_e2e --controller "$$(command -v kubewarden-controller)" \
 		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm \
 		--kwctl "$$(command -v kwctl)")
 
 # audit-scanner, run once against policy-server, reports the workloads that
 # conflicted before the policy was installed (e2e/audit_e2e.py).
 e2e-audit-run: annotated-policy.wasm cluster-bin
-	python3 e2e/audit_e2e.py annotated-policy.wasm --audit-scanner "$$(command -v audit-scanner)" \
+	python3 -m e2e.audit_e2e annotated-policy.wasm --audit-scanner "$$(command -v audit-scanner)" \
 		--server "$$(command -v policy-server)"
 
 # cert-manager v1.21.2's controller and cainjector, built from the module
@@ -476,10 +476,10 @@ certmanager-bin:
 # the controller runs on that CA (renewal, wrong key types); elsewhere the
 # script prints one SKIPPED: line for that part and the rest still runs.
 e2e-certs: cluster-bin certmanager-bin
-	python3 e2e/certs_e2e.py $(if $(call found,kubewarden-controller),--controller "$$(command -v kubewarden-controller)")
+	python3 -m e2e.certs_e2e $(if $(call found,kubewarden-controller),--controller "$$(command -v kubewarden-controller)")
 
 # The control plane's smoke test, and the API server stand-in
-# (e2e/apiserver.py) compared with kube-apiserver answer by answer.
+# (e2e/harness/apiserver.py) compared with kube-apiserver answer by answer.
 e2e-controlplane: cluster-bin
-	python3 e2e/test_controlplane.py
-	python3 e2e/standin_vs_apiserver.py
+	python3 -m e2e.test_controlplane
+	python3 -m e2e.standin_vs_apiserver

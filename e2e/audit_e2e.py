@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """Kubewarden's audit-scanner reports what was there before the policy (make e2e-audit).
 
-    python3 e2e/audit_e2e.py MODULE --audit-scanner BINARY --server BINARY [--show] [--keep]
+    python3 -m e2e.audit_e2e MODULE --audit-scanner BINARY --server BINARY [--show] [--keep]
 
 A cluster where Kube-OVN ran before kube-ovn-policy: a real kube-apiserver
-(e2e/controlplane.py) with Kube-OVN's and Kubewarden's CRDs from ../shared
+(e2e/harness/controlplane.py) with Kube-OVN's and Kubewarden's CRDs from ../shared
 (the wgpolicyk8s.io PolicyReport CRDs among them), deploy/ applied as
 shipped, Kube-OVN's objects written as kube-ovn-controller (the Subnets and
 Vpc of conformance case 297, and the seed's IP object
@@ -38,33 +37,27 @@ returns it (docs/audit.md shows it). The last line is `N passed, N failed`.
 import argparse
 import copy
 import json
-import shutil
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from checks import Checks  # noqa: E402
-from cluster_e2e import WebhookServer  # noqa: E402
-from controlplane import ControlPlane, _die_with_parent  # noqa: E402
-from replay import Replayer  # noqa: E402
-from webhooks import load_cluster_admission_policies  # noqa: E402
+from e2e.harness import POLICY_FILES, ROOT
+from e2e.harness.checks import Checks, run_suite
+from e2e.harness.cluster import NAMESPACE, SEED_MESSAGE, SERVICE_ACCOUNT
+from e2e.harness.processes import die_with_parent
+from e2e.harness.replay import Replayer
+from e2e.harness.servers import WebhookServer
+from e2e.harness.webhooks import load_cluster_admission_policies
 
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = ROOT / "deploy"
-POLICY_FILES = [DEPLOY / "cluster-admission-policies.yaml", DEPLOY / "ip-objects-policy.yaml"]
-NAMESPACE = "kubewarden"
-SERVICE_ACCOUNT = "kube-ovn-policy-server"
 STATIC_IP = "clusterwide-kube-ovn-static-ip"
 NETWORKS = "clusterwide-kube-ovn-networks"
 IP_OBJECTS = "clusterwide-kube-ovn-ip-objects"
-CONFLICT = "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
+CONFLICT = SEED_MESSAGE
 REPORTS = "/apis/wgpolicyk8s.io/v1alpha2"
 
 # The seed's IP object, shaped as kube-ovn-controller writes one (case 297's app-7.default).
@@ -125,21 +118,14 @@ class Suite(Checks):
         super().__init__(args, cp, folder)
         self.server = None
 
-    def kubectl(self, *args, timeout=60):
-        cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *map(str, args)]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-    def create(self, obj):
-        """kubectl create, as a user did before the policy existed."""
-        path = self.folder / f"{obj['kind']}-{obj['metadata'].get('namespace', '')}-{obj['metadata']['name']}.json"
-        path.write_text(json.dumps(obj))
-        return self.kubectl("create", "-f", path)
+    def stop(self):
+        if self.server:
+            self.server.stop()
 
     def setup(self):
         self.cp.install_crds()
         self.cp.ensure_namespace(NAMESPACE)
-        done = self.kubectl("apply", "--server-side", "-f", DEPLOY / "policy-server.yaml", "-f", DEPLOY / "rbac.yaml",
-                            *[a for p in POLICY_FILES for a in ("-f", p)])
+        done = self.apply_deploy()
         self.check("deploy/ applied as shipped (no controller, so no webhook)", done.returncode == 0, done.stderr.strip())
         if done.returncode != 0:
             raise SystemExit(1)
@@ -164,7 +150,7 @@ class Suite(Checks):
             pod("static-in-kubewarden", NAMESPACE, STATIC),
         ]
         for obj in workloads:
-            done = self.create(obj)
+            done, _ = self.kubectl_file("create", obj)  # as a user did before the policy existed
             meta = obj["metadata"]
             self.check(f"{obj['kind']} {meta['namespace']}/{meta['name']} created while no webhook exists",
                        done.returncode == 0, done.stderr.strip())
@@ -239,7 +225,7 @@ class Suite(Checks):
                  "--extra-ca", str(self.server.cert), "--report-kind", "policyreport", "--loglevel", "info"],
                 stdout=out, stderr=subprocess.STDOUT, cwd=self.folder, timeout=self.args.timeout,
                 env={"KUBECONFIG": str(self.cp.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(self.folder)},
-                preexec_fn=_die_with_parent,
+                preexec_fn=die_with_parent,
             )
         seconds = time.monotonic() - started
         lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
@@ -302,35 +288,18 @@ def main():
     parser.add_argument("--show", action="store_true", help="print the conflicting pod's PolicyReport")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="kop-audit-e2e-"))
-    started = time.monotonic()
-    suite = None
-    try:
-        with ControlPlane(keep=args.keep) as cp:
-            suite = Suite(args, cp, folder)
-            try:
-                suite.setup()
-                suite.controller_state()
-                suite.serve()
-                suite.scan()
-                suite.check_reports()
-                if args.show:
-                    suite.show()
-            except (RuntimeError, subprocess.SubprocessError) as e:
-                suite.check("the test ran to its end", False, str(e))
-            finally:
-                if suite.server:
-                    suite.server.stop()
-    finally:
-        if args.keep:
-            print(f"# kept {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed if suite else 0} passed, {suite.failed if suite else 1} failed")
-    return 1 if (suite is None or suite.failed) else 0
+
+    def run(suite):
+        suite.setup()
+        suite.controller_state()
+        suite.serve()
+        suite.scan()
+        suite.check_reports()
+        if args.show:
+            suite.show()
+
+    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-audit-e2e-", keep=args.keep,
+                     errors=(RuntimeError, subprocess.SubprocessError))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Admission latency through the real policy-server, over TLS.
 
 Generated Kube-OVN clusters (testhost's `bench-data`, the generator of
@@ -49,7 +48,7 @@ other requests that stalled, `stalled_elsewhere=`), not failed. A wrong
 decision, an HTTP error or a broken connection still fails the run.
 
 `--apiserver kube-apiserver` serves the same generated objects from a real
-etcd + kube-apiserver instead (e2e/bench_kube_apiserver.py; `make
+etcd + kube-apiserver instead (e2e/harness/kube_apiserver.py; `make
 cluster-bin` builds them): written through the API before the policy-server
 starts, read by the policy-server with a token of deploy/'s ServiceAccount,
 so deploy/rbac.yaml decides every lookup. The API server's own latency
@@ -59,6 +58,7 @@ the API server's audit log (the policy-server's ServiceAccount only).
 """
 
 import argparse
+import contextlib
 import copy
 import http.client
 import ipaddress
@@ -74,8 +74,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from policy_server import ROOT, PolicyServer, load_policies, make_certificate  # noqa: E402
+from e2e.harness import DEPLOY, ROOT
+from e2e.harness.certificates import self_signed
+from e2e.harness.servers import PolicyServer, load_policies
 
 STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
 DEFAULT_DELAY_MS = 2.0
@@ -148,10 +149,10 @@ class RemoteStandIn:
         case.write_text(json.dumps({"cluster": cluster}))
         self.kubeconfig = folder / "standin-kubeconfig"
         self.proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve().parent / "apiserver.py"), str(case),
+            [sys.executable, "-m", "e2e.harness.apiserver", str(case),
              "--kubeconfig", str(self.kubeconfig),
              "--delay-get-ms", str(delay_get_ms), "--delay-list-ms", str(delay_list_ms)],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE, text=True, cwd=ROOT,
         )
         line = self.proc.stdout.readline()  # "serving <case> at <url>; kubeconfig <path>"
         if " at " not in line:
@@ -302,7 +303,7 @@ class Phase:
         self.cluster = json.loads((top / "cluster.json").read_text())
         self.requests = json.loads((top / "requests.json").read_text())
         self.by_name = {r["name"]: r for r in self.requests}
-        policies, _ = load_policies(sorted((ROOT / "deploy").glob("*.yaml")), module)
+        policies, _ = load_policies(sorted(DEPLOY.glob("*.yaml")), module)
         static = policies[LISTS]
         shipped = dict(static.get("settings") or {})
         policies[I15] = copy.deepcopy(static)
@@ -327,9 +328,9 @@ class Phase:
             policies[pid] = probe
         self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15, PROBE_RESTART)}
         self.pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in self.requests}
-        cert, key = make_certificate(top)
+        cert, key = self_signed(top)
         if args.apiserver == KUBE_APISERVER:
-            from bench_kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
+            from e2e.harness.kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
             self.standin = KubeApiServer(top, self.cluster, connections=args.load_connections or 16,
                                          log=lambda line: print(f"bench-e2e: {line}", flush=True))
             self.latency = "no injected API latency (the stand-in's --delay-*-ms do not apply): kube-apiserver's own"
@@ -369,11 +370,11 @@ class Phase:
 
 
 class Upstream:
-    """kube-ovn-webhook (built by hand from Kube-OVN at oracle.COMMIT, outside this
+    """kube-ovn-webhook (built by hand from Kube-OVN at cases.UPSTREAM_COMMIT, outside this
     repository) against the phase's kube-apiserver, with its own informer cache."""
 
     def __init__(self, binary, phase):
-        from oracle import CERT_DIR, Webhook, make_certificate as webhook_certificate
+        from e2e.harness.upstream import CERT_DIR, Webhook, webhook_certificate
         webhook_certificate()
         self.webhook = Webhook(binary, phase.standin.cp.kubeconfig, phase.top)
         self.webhook.ensure("")
@@ -392,6 +393,7 @@ class Runner:
         self.phase, self.args = phase, args
         self.failures, self.stalled_elsewhere, self.notes = [], [], []
         self.results = {}  # key -> [round results]
+        self.upstream = None  # kube-ovn-webhook, where start_upstream started it
 
     def check(self, name, answers, who="policy"):
         want = self.phase.by_name[name]["allowed"]
@@ -472,7 +474,7 @@ def start_upstream(args, phase, runner):
         print("SKIPPED: upstream side by side: kube-ovn-webhook's informers need a real API server "
               "(BENCH_E2E_APISERVER=kube-apiserver)")
         return None
-    upstream = Upstream(args.upstream, phase)
+    upstream = runner.upstream = Upstream(args.upstream, phase)
     runner.upstream_pid = upstream.pid
     # Its informers fill on the first request (controller-runtime's lazy cache).
     started = time.perf_counter()
@@ -494,13 +496,23 @@ def first_request(runner, name, pid=None):
     return (time.perf_counter() - started) * 1000
 
 
+@contextlib.contextmanager
+def measured(args, ips, subnets, module):
+    """A phase and its runner; on the way out kube-ovn-webhook, where it was started, and the phase stopped."""
+    phase = Phase(args, ips, subnets, module)
+    runner = Runner(phase, args)
+    try:
+        yield phase, runner
+    finally:
+        if runner.upstream:
+            runner.upstream.stop()
+        phase.stop()
+
+
 def spread_phase(args, module):
     """The spread cluster (default 10 000 IPs in 1 000 subnets): every request kind,
     the probe, a first touch of every subnet and the spread steady state."""
-    phase = Phase(args, args.ips, args.subnets, module)
-    runner = Runner(phase, args)
-    upstream = None
-    try:
+    with measured(args, args.ips, args.subnets, module) as (phase, runner):
         cpu_start = cpu_seconds(phase.processes)
         first_ms = first_request(runner, "pod-static-ip-free")
         if first_ms is None:
@@ -609,10 +621,6 @@ def spread_phase(args, module):
             flush=True,
         )
         return not runner.failures
-    finally:
-        if upstream:
-            upstream.stop()
-        phase.stop()
 
 
 def hot_phase(args, module, ips):
@@ -620,11 +628,8 @@ def hot_phase(args, module, ips):
     first I15 as shipped, with only free and restart requests (no IP list, no
     IP-object cache), then the conflict, then every request with the lists
     (`useSubnetStatus: false`) beside the probe."""
-    phase = Phase(args, ips, 1, module)
-    runner = Runner(phase, args)
-    upstream = None
     count = args.hot_requests // args.rounds
-    try:
+    with measured(args, ips, 1, module) as (phase, runner):
         stalled = 0
         firsts = {}
         for key, name, pid in (("i15 free", "pod-static-ip-free", I15), ("i15 restart", "pod-restart", I15)):
@@ -713,10 +718,6 @@ def hot_phase(args, module, ips):
             flush=True,
         )
         return not runner.failures
-    finally:
-        if upstream:
-            upstream.stop()
-        phase.stop()
 
 
 def main():

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Kubewarden's CA from an operator's PKI through cert-manager, measured (make e2e-certs).
 
-    python3 e2e/certs_e2e.py [--controller BINARY] [--certmanager-bin DIR] [--keep]
+    python3 -m e2e.certs_e2e [--controller BINARY] [--certmanager-bin DIR] [--keep]
 
-On a real kube-apiserver (e2e/controlplane.py), cert-manager v1.21.2's
+On a real kube-apiserver (e2e/harness/controlplane.py), cert-manager v1.21.2's
 controller and cainjector (e2e/certmanager/, built from its Go module) run
 out of cluster with the admin kubeconfig. cert-manager's own webhook is not
 run: it defaults and validates cert-manager's objects and converts old API
@@ -41,23 +40,21 @@ stated where it matters. The last line is `N passed, N failed`.
 import argparse
 import base64
 import json
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from checks import Checks  # noqa: E402
-from controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane, _die_with_parent, stop_process  # noqa: E402
+from e2e.harness import DEPLOY, ROOT, kubewarden
+from e2e.harness.certificates import openssl
+from e2e.harness.checks import Checks, run_suite
+from e2e.harness.controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS
+from e2e.harness.processes import free_port
+from e2e.harness.webhooks import load_cluster_admission_policies, policy_id
 
-ROOT = HERE.parent
-CM_MODULE_DIR = HERE / "certmanager"
+CM_MODULE_DIR = ROOT / "e2e" / "certmanager"
 NS = "kubewarden"
 CM_NS = "cert-manager"
 KUBE_OVN_NS = "kube-system"
@@ -155,30 +152,10 @@ def module_dir():
 class Suite(Checks):
     SHOWN = 160
 
-    def __init__(self, args, cp, folder):
-        super().__init__(args, cp, folder)
-        self.procs = {}
-        self.logs = {}
-
     # --- plumbing -----------------------------------------------------------
 
     def note(self, text):
-        self.notes.append(text)
         print(f"# {text}", flush=True)
-
-    def kubectl(self, *args, input=None, timeout=60):
-        cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *map(str, args)]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, input=input)
-
-    def apply(self, *objs):
-        done = self.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
-                            input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
-        if done.returncode != 0:
-            raise RuntimeError(f"kubectl apply: {done.stderr.strip()}")
-
-    def get(self, path):
-        code, body, _ = self.api.request("GET", path)
-        return body if code == 200 else None
 
     def secret(self, ns, name):
         return self.get(f"/api/v1/namespaces/{ns}/secrets/{name}")
@@ -190,44 +167,8 @@ class Suite(Checks):
     def certificate(self, ns, name):
         return self.get(f"/apis/cert-manager.io/v1/namespaces/{ns}/certificates/{name}")
 
-    def wait(self, what, probe, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            got = probe()
-            if got:
-                return got
-            for name, proc in self.procs.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
-            time.sleep(0.3)
-        raise RuntimeError(f"{what}: not within {timeout} s")
-
-    def log_tail(self, name, lines=25):
-        try:
-            return "\n".join(self.logs[name].read_text(errors="replace").splitlines()[-lines:])
-        except (OSError, KeyError):
-            return ""
-
-    def start(self, name, args, env=None):
-        self.logs[name] = self.folder / f"{name}.log"
-        log = open(self.logs[name], "a")
-        proc = subprocess.Popen([str(a) for a in args], stdout=log, stderr=subprocess.STDOUT, cwd=self.folder,
-                                env=dict(os.environ, KUBECONFIG=str(self.cp.kubeconfig), **(env or {})),
-                                preexec_fn=_die_with_parent)
-        log.close()
-        self.procs[name] = proc
-        return proc
-
-    def stop(self, name):
-        stop_process(self.procs.pop(name, None), 15)
-
-    def stop_all(self):
-        for name in list(self.procs)[::-1]:
-            self.stop(name)
-
     def openssl(self, *args, input=None):
-        return subprocess.run(["openssl", *map(str, args)], capture_output=True, text=True, input=input,
-                              cwd=self.folder)
+        return openssl(self.folder, *args, input=input)
 
     def write(self, name, data):
         path = self.folder / name
@@ -412,7 +353,7 @@ class Suite(Checks):
         events = self.kubectl("-n", ns, "get", "events", "-o", "json")
         messages = sorted({e.get("message", "") for e in json.loads(events.stdout or "{}").get("items", [])
                            if e.get("type") == "Warning"})
-        log = self.logs["cert-manager-controller"].read_text(errors="replace")
+        log = self.procs["cert-manager-controller"][1].read_text(errors="replace")
         errors = sorted({m.group(0)[:220] for m in re.finditer(r"[^\n]*immutable[^\n]*|[^\n]*kubewarden-ca[^\n]*error[^\n]*", log)
                          if "direct-target" in m.group(0)})
         self.direct = {"ready": cond, "issuing": issuing, "keys": sorted(data), "type": s.get("type"),
@@ -489,13 +430,11 @@ class ControllerRun:
         self.s = suite
 
     def run(self):
-        import controller_e2e as ce
         s = self.s
-        self.ce = ce
         s.cp.install_crds(files=KUBE_OVN_CRDS + KUBEWARDEN_CRDS)
         self.webhook_cert()
         self.start_controller()
-        self.rollout = ce.Rollout(s.api, NS).start()
+        self.rollout = kubewarden.Rollout(s.api, NS).start()
         try:
             self.apply_deploy()
             self.wait_active()
@@ -514,20 +453,7 @@ class ControllerRun:
         s = self.s
         s.write("ca.crt", s.ca_crt)
         s.write("ca.key", s.ca_key)
-        dns = "kubewarden-controller-webhook-service.kubewarden.svc"
-        steps = [
-            ["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "tls.key"],
-            ["req", "-new", "-key", "tls.key", "-out", "tls.csr", "-subj", f"/CN={dns}"],
-        ]
-        (s.folder / "tls.ext").write_text(
-            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-            f"extendedKeyUsage=serverAuth\nsubjectAltName=DNS:{dns},IP:127.0.0.1\n")
-        steps.append(["x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-                      "-days", "2", "-sha256", "-extfile", "tls.ext", "-out", "tls.crt"])
-        for step in steps:
-            done = s.openssl(*step)
-            if done.returncode != 0:
-                raise RuntimeError(done.stderr)
+        kubewarden.webhook_certificate(s.folder)
         self.webhook_ca = s.ca_crt
         self.tls_crt, self.tls_key = (s.folder / "tls.crt").read_bytes(), (s.folder / "tls.key").read_bytes()
         s.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "kubewarden-webhook-server-cert",
@@ -536,49 +462,37 @@ class ControllerRun:
                           "tls.key": base64.b64encode(self.tls_key).decode()}})
 
     def start_controller(self):
-        s, ce = self.s, self.ce
-        tmp = s.folder / "controller-tmp"
-        certs = tmp / "k8s-webhook-server" / "serving-certs"
-        certs.mkdir(parents=True, exist_ok=True)
-        (certs / "tls.crt").write_bytes(self.tls_crt)
-        (certs / "tls.key").write_bytes(self.tls_key)
+        s = self.s
         if not hasattr(self, "webhook_port"):
-            self.webhook_port, self.probe_port = ce.free_port(), ce.free_port()
+            self.webhook_port, self.probe_port = free_port(), free_port()
         started = time.monotonic()
-        s.start("kubewarden-controller", ce.controller_command(s.args.controller, self.webhook_port, self.probe_port),
-                env={"TMPDIR": str(tmp)})
-        s.wait("the controller's /readyz", lambda: ce.controller_ready(self.probe_port), 60)
         # The chart renders its own webhooks' caBundle from kubewarden-ca at
         # install (and at each `helm upgrade`): the CA that signed tls.crt.
-        s.apply(*ce.controller_webhooks(self.webhook_port, self.webhook_ca))
+        kubewarden.start_controller(s, s.args.controller, self.tls_crt, self.tls_key, self.webhook_ca,
+                                    self.webhook_port, self.probe_port)
         return time.monotonic() - started
 
     def restart_controller(self):
-        self.s.stop("kubewarden-controller")
+        self.s.stop_process("kubewarden-controller")
         return self.start_controller()
 
     def apply_deploy(self):
-        s, ce = self.s, self.ce
-        files = [ce.DEPLOY / "policy-server.yaml", ce.DEPLOY / "rbac.yaml", ce.DEPLOY / "cluster-admission-policies.yaml"]
-        deadline = time.monotonic() + 30
-        while True:
-            done = s.kubectl("apply", "--server-side", *[a for f in files for a in ("-f", f)])
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        s = self.s
+        files = [DEPLOY / "policy-server.yaml", DEPLOY / "rbac.yaml", DEPLOY / "cluster-admission-policies.yaml"]
+        done = s.apply_deploy(files, retry_s=30)
         s.check("deploy/ applied through the controller's own webhooks: the API server verified the controller's "
                 "certificate against a caBundle holding only the copied intermediate", done.returncode == 0,
                 done.stderr.strip()[:400])
         if done.returncode != 0:
             raise RuntimeError("deploy/ not applied")
-        self.policies = ce.load_cluster_admission_policies([ce.DEPLOY / "cluster-admission-policies.yaml"])
+        self.policies = load_cluster_admission_policies([DEPLOY / "cluster-admission-policies.yaml"])
 
     def webhook_bundles(self):
         out = {}
         for p in self.policies:
-            vwc = self.s.get(self.ce.webhook_path(p))
+            vwc = self.s.get(kubewarden.webhook_path(p))
             if vwc:
-                out[self.ce.policy_id(p)] = b64d(vwc["webhooks"][0]["clientConfig"].get("caBundle"))
+                out[policy_id(p)] = b64d(vwc["webhooks"][0]["clientConfig"].get("caBundle"))
         return out
 
     def wait_active(self):
@@ -690,7 +604,7 @@ class ControllerRun:
         the PolicyServer touched: what the controller then does (its
         condition, the Secret, the errors it logs meanwhile)."""
         s = self.s
-        mark = len(s.logs["kubewarden-controller"].read_text(errors="replace"))
+        mark = len(s.procs["kubewarden-controller"][1].read_text(errors="replace"))
         s.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": CA_SECRET, "namespace": NS},
                  "data": {"ca.crt": base64.b64encode(crt).decode(), "ca.key": base64.b64encode(key).decode()}})
         s.kubectl("-n", NS, "delete", "secret", "policy-server-kube-ovn")
@@ -700,7 +614,7 @@ class ControllerRun:
         secret = s.secret(NS, "policy-server-kube-ovn")
         data = {k: b64d(v) for k, v in ((secret or {}).get("data") or {}).items()}
         errors = []
-        for line in s.logs["kubewarden-controller"].read_text(errors="replace")[mark:].splitlines():
+        for line in s.procs["kubewarden-controller"][1].read_text(errors="replace")[mark:].splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
@@ -759,43 +673,26 @@ def main():
                         help="folder of cert-manager-controller and cert-manager-cainjector")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="kop-certs-e2e-"))
-    started = time.monotonic()
-    suite = None
-    try:
-        crd_dir, version = module_dir()
-        crds = sorted((crd_dir / "deploy" / "crds").glob("*.yaml"))
-        with ControlPlane(keep=args.keep) as cp:
-            suite = Suite(args, cp, folder)
-            try:
-                suite.note(f"cert-manager {version}: CRDs from {len(crds)} files of its module (GOMODCACHE)")
-                cp.install_crds(files=crds)
-                suite.start_cert_manager()
-                suite.operator_pki()
-                suite.kubewarden_ca()
-                suite.key_headers()
-                suite.first_copy()
-                suite.direct_target()
-                suite.kube_ovn_webhook()
-                if args.controller:
-                    suite.controller_part()
-                else:
-                    print("SKIPPED: e2e-certs (controller part): kubewarden-controller not found", flush=True)
-            except (RuntimeError, subprocess.CalledProcessError) as e:
-                traceback.print_exc()
-                for name in suite.logs:
-                    print(f"--- {name}\n{suite.log_tail(name, 15)}", file=sys.stderr)
-                suite.check("the test ran to its end", False, str(e)[:400])
-            finally:
-                suite.stop_all()
-    finally:
-        if args.keep:
-            print(f"# kept {folder}")
+    crd_dir, version = module_dir()
+    crds = sorted((crd_dir / "deploy" / "crds").glob("*.yaml"))
+
+    def run(suite):
+        suite.note(f"cert-manager {version}: CRDs from {len(crds)} files of its module (GOMODCACHE)")
+        suite.cp.install_crds(files=crds)
+        suite.start_cert_manager()
+        suite.operator_pki()
+        suite.kubewarden_ca()
+        suite.key_headers()
+        suite.first_copy()
+        suite.direct_target()
+        suite.kube_ovn_webhook()
+        if args.controller:
+            suite.controller_part()
         else:
-            shutil.rmtree(folder, ignore_errors=True)
-    print(f"# {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed if suite else 0} passed, {suite.failed if suite else 1} failed")
-    return 1 if (suite is None or suite.failed) else 0
+            print("SKIPPED: e2e-certs (controller part): kubewarden-controller not found", flush=True)
+
+    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-certs-e2e-", keep=args.keep,
+                     errors=(RuntimeError, subprocess.CalledProcessError))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """The policy judged by a real kube-apiserver (make e2e-cluster).
 
-    python3 e2e/cluster_e2e.py MODULE --server BINARY [--only TEST ...] [CASE_DIR ...]
+    python3 -m e2e.cluster_e2e MODULE --server BINARY [--only TEST ...] [CASE_DIR ...]
 
-Starts etcd and kube-apiserver on 127.0.0.1 (e2e/controlplane.py, binaries
+Starts etcd and kube-apiserver on 127.0.0.1 (e2e/harness/controlplane.py, binaries
 built from Go modules by `make cluster-bin`), installs Kube-OVN's and
 Kubewarden's CRDs from ../shared, applies deploy/ as shipped, and serves the
 policies of deploy/ to the API server over HTTPS with BINARY: Kubewarden's
@@ -12,11 +11,11 @@ command line; host calls answered from the same API server). The server
 reads the cluster with a token of deploy/'s ServiceAccount, so
 deploy/rbac.yaml decides every lookup. The ValidatingWebhookConfigurations
 are rendered from deploy/'s ClusterAdmissionPolicies as Kubewarden's
-controller renders them (e2e/webhooks.py), pointed at the local server.
+controller renders them (e2e/harness/webhooks.py), pointed at the local server.
 
 Tests, each with exact expectations:
 - seed: the seed's demo, `kubectl apply -f pod-static.yaml`, verbatim;
-- cases: every conformance case replayed as real objects (e2e/replay.py);
+- cases: every conformance case replayed as real objects (e2e/harness/replay.py);
 - exclusions: matchConditions and the exclusions as shipped;
 - pod_update: a Pod UPDATE reaches the webhook only when it changes an
   address annotation; a real `kubectl annotate` hot-plugging an attachment
@@ -24,12 +23,12 @@ Tests, each with exact expectations:
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
 - guard: who may put a policy on the PolicyServer kube-ovn, by
-  deploy/policy-server.yaml's ValidatingAdmissionPolicy (e2e/guard.py):
+  deploy/policy-server.yaml's ValidatingAdmissionPolicy (e2e/harness/guard.py):
   a tenant and a cluster admin, namespaced and cluster-wide policies;
 - adversary: a tenant's invented names, thousands of attachments and
   20 000-address pools against the policy-server's watches, memory and
-  latency (e2e/adversary.py);
-- scaffold: the manifest Artifact Hub's install text makes (e2e/scaffold.py)
+  latency (e2e/harness/adversary.py);
+- scaffold: the manifest Artifact Hub's install text makes (e2e/harness/scaffold.py)
   on the PolicyServer `default`'s permissions, without and with
   --allow-context-aware (last: it removes deploy/'s webhooks).
 The last line is `N passed, N failed`.
@@ -37,198 +36,48 @@ The last line is `N passed, N failed`.
 
 import argparse
 import base64
+import copy
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import adversary  # noqa: E402
-from bench_kube_apiserver import AuditCounter, audit_of_policy_server  # noqa: E402
-from checks import Checks  # noqa: E402
-from conformance_kwctl import case_files, compare  # noqa: E402
-from controlplane import ControlPlane, stop_process  # noqa: E402
-from policy_server import deployed_env, free_port, make_certificate, wait_ready  # noqa: E402
-from replay import KUBE_OVN_USER, Refused, Replayer  # noqa: E402
-from webhooks import (  # noqa: E402
-    load_cluster_admission_policies,
-    policy_id,
-    render_policies_yml,
-    render_webhook,
+from e2e.harness import DEPLOY, ROOT, adversary, guard, scaffold
+from e2e.harness.cases import CASE_DIRS, case_files, compare
+from e2e.harness.cluster import (
+    NAMESPACE,
+    NETWORKS_WEBHOOK,
+    SEED_MESSAGE,
+    SEED_IP,
+    SEED_REFUSAL,
+    STATIC_IP_WEBHOOK,
+    ClusterSuite,
+    run_cluster_suite,
 )
-import guard  # noqa: E402
-import scaffold  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = ROOT / "deploy"
-POLICY_FILES = [DEPLOY / "cluster-admission-policies.yaml", DEPLOY / "ip-objects-policy.yaml"]
-NAMESPACE = "kubewarden"
-SERVICE_ACCOUNT = "kube-ovn-policy-server"
-STATIC_IP_WEBHOOK = "clusterwide-kube-ovn-static-ip.kubewarden.admission"
-NETWORKS_WEBHOOK = "clusterwide-kube-ovn-networks.kubewarden.admission"
-SEED_MESSAGE = (
-    "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
-)
+from e2e.harness.kube_apiserver import AuditCounter, audit_of_policy_server
+from e2e.harness.replay import KUBE_OVN_USER, Refused
+from e2e.harness.servers import WebhookServer
+from e2e.harness.webhooks import policy_id, render_webhook
 
 
-class WebhookServer:
-    """policy-server or kop-serve with deploy/'s policies, on one port for its whole life."""
-
-    def __init__(self, binary, module, folder, kubeconfig, policies):
-        self.binary, self.module, self.folder, self.kubeconfig = binary, module, folder, kubeconfig
-        self.policies = policies
-        self.cert, self.key = make_certificate(folder)
-        self.port = free_port()
-        self.workers = 2
-        self.proc = None
-
-    def start(self, settings=None):
-        """Start with each policy's settings, or `settings` for every policy."""
-        rendered = render_policies_yml(self.policies, f"file://{self.module}")
-        if settings is not None:
-            for entry in rendered.values():
-                entry["settings"] = settings
-        (self.folder / "policies.yml").write_text(yaml.safe_dump(rendered))
-        ready = free_port()
-        self.log = open(self.folder / f"{Path(self.binary).name}.log", "a")
-        env = dict(os.environ, **deployed_env(), KUBECONFIG=str(self.kubeconfig), RUST_BACKTRACE="1")
-        self.proc = subprocess.Popen(
-            [
-                self.binary, "--addr", "127.0.0.1", "--port", str(self.port),
-                "--readiness-probe-port", str(ready), "--policies", str(self.folder / "policies.yml"),
-                "--cert-file", str(self.cert), "--key-file", str(self.key),
-                "--policies-download-dir", str(self.folder), "--sigstore-cache-dir", str(self.folder / "sigstore"),
-                "--workers", str(self.workers), "--log-no-color",
-            ],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env,
-        )
-        wait_ready(self.proc, ready, lambda: Path(self.log.name).read_text()[-3000:])
-        return self
-
-    def stop(self):
-        stop_process(self.proc)
-        self.proc = None
-
-    def restart(self, settings=None):
-        self.stop()
-        return self.start(settings)
-
-    def url(self, policy_id):
-        return f"https://127.0.0.1:{self.port}/validate/{policy_id}"
-
-
-class Suite(Checks):
-    SHOWN = 100
-
-    def kubectl(self, *args, user=None, cwd=None, timeout=60):
-        cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *args]
-        if user:
-            cmd.append(f"--as={user}")
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=timeout)
-
-    # --- setup ---------------------------------------------------------
-
-    def setup(self):
-        started = time.monotonic()
-        self.cp.install_crds()
-        crds_s = time.monotonic() - started
-        self.kubectl("create", "namespace", NAMESPACE)
-        applied = self.kubectl(
-            "apply", "--server-side",
-            "-f", str(DEPLOY / "policy-server.yaml"), "-f", str(DEPLOY / "rbac.yaml"),
-            *[a for p in POLICY_FILES for a in ("-f", str(p))],
-        )
-        self.check("deploy/ applied as shipped", applied.returncode == 0, applied.stderr.strip() or f"CRDs {crds_s:.1f} s")
-        if applied.returncode != 0:
-            raise SystemExit(1)
-        self.sa_kubeconfig = self.folder / "sa.kubeconfig"
-        self.cp.service_account_kubeconfig(NAMESPACE, SERVICE_ACCOUNT, self.sa_kubeconfig)
-        self.policies = load_cluster_admission_policies(POLICY_FILES)
-        self.server = WebhookServer(
-            self.args.server, Path(self.args.module).resolve(), self.folder, self.sa_kubeconfig, self.policies
-        ).start()
-        ca = base64.b64encode(self.server.cert.read_bytes()).decode()
-        for policy in self.policies:
-            pid = "clusterwide-" + policy["metadata"]["name"]
-            webhook = render_webhook(policy, url=self.server.url(pid), ca_bundle=ca)
-            self.kubectl_apply(webhook)
-        # kube-ovn-controller's ServiceAccount may do anything, as Kube-OVN's install lets it
-        # (the cases' clusters are written as that user, which deploy/ excludes).
-        self.kubectl("create", "clusterrolebinding", "kube-ovn-controller", "--clusterrole=cluster-admin",
-                     "--serviceaccount=kube-system:ovn")
-        self.replayer = Replayer(self.api)
-        for ns in ("default", "kube-system", NAMESPACE):
-            self.replayer.ensure_namespace(ns)
-        self.wait_for_webhooks()
-
-    def kubectl_apply(self, obj):
-        path = self.folder / f"{obj['kind']}-{obj['metadata']['name']}.json"
-        path.write_text(json.dumps(obj))
-        done = self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(path))
-        if done.returncode != 0:
-            raise RuntimeError(f"kubectl apply {path.name}: {done.stderr}")
-
-    def wait_for_webhooks(self):
-        """Until the API server calls the webhooks: a pod with a malformed address is refused."""
-        probe = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "webhook-probe", "namespace": "default",
-                         "annotations": {"ovn.kubernetes.io/ip_address": "not-an-address"}},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
-        }
-        self.replayer.ensure_namespace("default")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            code, body, _ = self.api.request("POST", "/api/v1/namespaces/default/pods", probe, params={"dryRun": "All"})
-            if code == 400 and STATIC_IP_WEBHOOK in (body or {}).get("message", ""):
-                return
-            time.sleep(0.2)
-        raise RuntimeError(f"the API server did not call the webhook within 30 s (last: {code} {body})")
-
-    def settle(self):
-        """Let the server's watch caches see what was just written (policy-server's have no sync point)."""
-        time.sleep(self.args.settle)
-
+class Suite(ClusterSuite):
     # --- tests ---------------------------------------------------------
 
     def test_seed(self):
         """The seed's demo, verbatim: the IP object, then kubectl apply -f pod-static.yaml."""
         self.replayer.reset()
-        ip = {
-            "apiVersion": "kubeovn.io/v1", "kind": "IP",
-            "metadata": {"name": "static-7584848b74-fw9dm.default"},
-            "spec": {
-                "podName": "static-7584848b74-fw9dm", "namespace": "default", "subnet": "ovn-default",
-                "ipAddress": "10.16.0.15", "v4IpAddress": "10.16.0.15", "podType": "",
-                "attachSubnets": [], "attachIps": [], "macAddress": "", "containerID": "", "nodeName": "",
-            },
-        }
-        self.replayer.create(ip)
+        self.replayer.create(copy.deepcopy(SEED_IP))
         self.settle()
-        workdir = self.folder / "seed"
-        workdir.mkdir(exist_ok=True)
-        shutil.copy(ROOT / "test_data" / "pod-static.yaml", workdir / "pod-static.yaml")
-        started = time.monotonic()
-        done = self.kubectl("apply", "-f", "pod-static.yaml", cwd=workdir)
-        ms = (time.monotonic() - started) * 1000
-        # No "(Forbidden)" after "Error from server": kubectl prints the Status
-        # reason, which kube-ovn-webhook's Denied sets and Kubewarden's
-        # policy-server never does (docs/differences.md).
-        want = (
-            'Error from server: error when creating "pod-static.yaml": admission webhook '
-            f'"{STATIC_IP_WEBHOOK}" denied the request: {SEED_MESSAGE}'
-        )
+        done, ms = self.seed_demo()
         self.notes.append(f"seed demo: kubectl exit {done.returncode}, {ms:.0f} ms: {done.stderr.strip()}")
-        self.check("seed: kubectl apply -f pod-static.yaml", done.returncode != 0 and done.stderr.strip() == want,
+        self.check("seed: kubectl apply -f pod-static.yaml", done.returncode != 0 and done.stderr.strip() == SEED_REFUSAL,
                    f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
 
     def test_ippool(self):
@@ -317,40 +166,6 @@ class Suite(Checks):
 
 
     # --- exclusions ------------------------------------------------------
-
-    def webhook_calls(self, webhook=STATIC_IP_WEBHOOK):
-        """How many admission calls the API server has made to a webhook (its own /metrics)."""
-        code, text, _ = self.api.request("GET", "/metrics")
-        total = 0.0
-        for line in (text if isinstance(text, str) else "").splitlines():
-            if line.startswith("apiserver_admission_webhook_admission_duration_seconds_count{") and f'name="{webhook}"' in line:
-                total += float(line.rsplit(" ", 1)[1])
-        return int(total)
-
-    def pod(self, name, namespace="default", annotations=None, labels=None):
-        return {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "annotations": annotations or {}, "labels": labels or {}},
-            "spec": {"containers": [{"name": "app", "image": "docker.io/library/nginx:alpine"}]},
-        }
-
-    def create_pod(self, pod, user=None):
-        """kubectl create of a pod: (exit status, stderr, milliseconds)."""
-        path = self.folder / f"pod-{pod['metadata']['namespace']}-{pod['metadata']['name']}.json"
-        path.write_text(json.dumps(pod))
-        started = time.monotonic()
-        done = self.kubectl("create", "-f", str(path), user=user)
-        return done.returncode, done.stderr.strip(), (time.monotonic() - started) * 1000
-
-    def seed_conflict(self):
-        """The seed's IP object, so that 10.16.0.15 is taken."""
-        self.replayer.reset()
-        self.replayer.create({
-            "apiVersion": "kubeovn.io/v1", "kind": "IP", "metadata": {"name": "static-7584848b74-fw9dm.default"},
-            "spec": {"podName": "static-7584848b74-fw9dm", "namespace": "default", "subnet": "ovn-default",
-                     "ipAddress": "10.16.0.15", "v4IpAddress": "10.16.0.15"},
-        })
-        self.settle()
 
     def test_exclusions(self):
         """matchConditions, the namespace and user exclusions, and labels a tenant can set."""
@@ -513,7 +328,7 @@ class Suite(Checks):
                         reduced["rules"].append(rest)
                     rule["verbs"] = [v for v in rule["verbs"] if v != verb]
             reduced["rules"] = [r for r in reduced["rules"] if r["verbs"]]
-            self.kubectl_apply(reduced)
+            self.apply(reduced)
             try:
                 pf = self.preflight()
                 failing = [l for l in pf.stdout.splitlines() if l.startswith("FAIL")]
@@ -524,7 +339,7 @@ class Suite(Checks):
                 self.wait_for_webhooks()
                 scenario(self, f"{verb} {resource}")
             finally:
-                self.kubectl_apply(role)
+                self.apply(role)
         self.server.restart()
         self.wait_for_webhooks()
 
@@ -557,11 +372,11 @@ class Suite(Checks):
 
 
     def test_guard(self):
-        """deploy/policy-server.yaml's ValidatingAdmissionPolicy: no namespaced policy on kube-ovn (e2e/guard.py)."""
+        """deploy/policy-server.yaml's ValidatingAdmissionPolicy: no namespaced policy on kube-ovn (e2e/harness/guard.py)."""
         guard.check(self)
 
     def test_adversary(self):
-        """A tenant's requests against the policy-server's watches, memory and latency (e2e/adversary.py)."""
+        """A tenant's requests against the policy-server's watches, memory and latency (e2e/harness/adversary.py)."""
         try:
             adversary.run(self, self.audit, STATIC_IP_WEBHOOK)
         finally:
@@ -570,14 +385,14 @@ class Suite(Checks):
             self.wait_for_webhooks()
 
     def test_scaffold(self):
-        """Artifact Hub's install box (e2e/scaffold.py): deploy/'s webhooks
+        """Artifact Hub's install box (e2e/harness/scaffold.py): deploy/'s webhooks
         removed, the scaffolded policy's rendered (webhooks.py) and served on
         its own with the PolicyServer `default`'s ServiceAccount and the
         chart's default permissions. Last: deploy/ is not restored."""
         for policy in self.policies:
             self.kubectl("delete", "validatingwebhookconfiguration", "clusterwide-" + policy["metadata"]["name"])
         for obj in scaffold.RBAC:
-            self.kubectl_apply(obj)
+            self.apply(obj)
         kubeconfig = self.folder / "scaffold.kubeconfig"
         self.cp.service_account_kubeconfig(NAMESPACE, scaffold.SERVICE_ACCOUNT, kubeconfig)
         for n, (variant, flags) in enumerate(scaffold.VARIANTS):
@@ -590,7 +405,7 @@ class Suite(Checks):
                 pid = policy_id(policy)
                 webhook = render_webhook(policy, url=server.url(pid),
                                          ca_bundle=base64.b64encode(server.cert.read_bytes()).decode())
-                self.kubectl_apply(webhook)
+                self.apply(webhook)
                 rules = webhook["webhooks"][0]["rules"]
                 groups = sorted({g for r in rules for g in r["apiGroups"]})
                 self.check(f"scaffold {variant}: its webhook names no Kube-OVN kind",
@@ -652,19 +467,10 @@ def not_replayable(case):
     return None
 
 
-def report(suite, what, started):
-    """A suite's notes, its duration and its last line `N passed, N failed`; the exit status."""
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {what}, {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed} passed, {suite.failed} failed")
-    return 1 if suite.failed else 0
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
-    parser.add_argument("cases", nargs="*", default=[str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
+    parser.add_argument("cases", nargs="*", default=[str(d) for d in CASE_DIRS])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
     parser.add_argument("--only", action="append",
                         help="run only these tests (seed, ippool, cases, exclusions, pod_update, failure, rbac, guard, adversary, "
@@ -688,27 +494,15 @@ def main():
     args = parser.parse_args()
     tests = args.only or ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "guard", "adversary",
                           "scaffold"]
-    folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
-    started = time.monotonic()
-    suite = None
-    try:
-        # The API server's audit log records the policy-server's watches (adversary).
-        audit_log, audit_args = audit_of_policy_server(folder, verbs=["watch"])
-        with ControlPlane(apiserver_args=audit_args) as cp:
-            suite = Suite(args, cp, folder)
-            suite.audit = AuditCounter(audit_log)
-            suite.setup()
-            for name in tests:
-                t0 = time.monotonic()
-                getattr(suite, f"test_{name}")()
-                suite.notes.append(f"{name}: {time.monotonic() - t0:.1f} s")
-            suite.server.stop()
-    finally:
-        if suite is not None and getattr(suite, "server", None):
-            suite.server.stop()
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
-    return report(suite, Path(args.server).name, started)
+
+    def make(cp, folder):
+        suite = Suite(args, cp, folder)
+        suite.audit = AuditCounter(folder / "audit.log")
+        return suite
+
+    # The API server's audit log records the policy-server's watches (adversary).
+    return run_cluster_suite(make, tests, prefix="kop-cluster-e2e-", keep=args.keep, what=Path(args.server).name,
+                             apiserver_args=lambda folder: audit_of_policy_server(folder, verbs=["watch"])[1])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Every conformance case through the real `kwctl run`.
 
-Each case's `cluster` is served by an API server stand-in (e2e/apiserver.py)
+Each case's `cluster` is served by an API server stand-in (e2e/harness/apiserver.py)
 and the case's request is evaluated by `kwctl run --allow-context-aware` on
 the annotated module, recording the host-capability session. The answer is
 compared as `make conformance` compares it (../shared/conformance/README.md);
@@ -28,41 +27,9 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from apiserver import Cluster, StandIn  # noqa: E402
-
-
-def case_files(paths):
-    files = []
-    for p in paths:
-        p = Path(p)
-        files.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
-    return files
-
-
-def compare(expect, response):
-    """Differences between the expected answer and kwctl's response."""
-    problems = []
-    allowed = bool(response.get("allowed"))
-    status = response.get("status") or {}
-    message = status.get("message")
-    if allowed != expect["allowed"]:
-        problems.append(f"allowed {allowed}, expected {expect['allowed']}")
-    elif not allowed:
-        if status.get("code") != expect.get("code"):
-            problems.append(f"code {status.get('code')}, expected {expect.get('code')}")
-        if expect.get("message") is not None:
-            if message != expect["message"]:
-                problems.append(f"message {message!r}, expected {expect['message']!r}")
-        elif expect.get("message_contains") is not None and expect["message_contains"] not in (message or ""):
-            problems.append(f"message {message!r} lacks {expect['message_contains']!r}")
-    if "warnings" in expect:
-        warnings = response.get("warnings") or []
-        if warnings != expect["warnings"]:
-            problems.append(f"warnings {warnings!r}, expected {expect['warnings']!r}")
-    if message is not None and "Stack backtrace" in message:
-        problems.append("the message carries the host's backtrace")
-    return problems
+from e2e.harness.apiserver import Cluster, StandIn
+from e2e.harness.cases import case_files, compare
+from e2e.harness.checks import summary
 
 
 class Worker:
@@ -162,8 +129,7 @@ def main():
             w.close()
     seconds = time.monotonic() - started
     print(f"conformance-kwctl: {len(files)} cases with {args.jobs} workers in {seconds:.1f} s")
-    print(f"{len(files) - len(failed)} passed, {len(failed)} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(summary(len(files) - len(failed), len(failed)))
 
 
 if __name__ == "__main__":

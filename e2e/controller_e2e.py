@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
-"""Kubewarden's controller renders deploy/'s policies; e2e/webhooks.py must agree (make e2e-controller).
+"""Kubewarden's controller renders deploy/'s policies; e2e/harness/webhooks.py must agree (make e2e-controller).
 
-    python3 e2e/controller_e2e.py --controller BINARY [--policy-server BINARY --module MODULE] [--keep]
+    python3 -m e2e.controller_e2e --controller BINARY [--policy-server BINARY --module MODULE] [--keep]
 
-e2e/webhooks.py renders deploy/'s ClusterAdmissionPolicies the way
+e2e/harness/webhooks.py renders deploy/'s ClusterAdmissionPolicies the way
 Kubewarden's controller does, from a reading of its source. Here the
 controller itself is the judge: it runs out of cluster against a real
-kube-apiserver (e2e/controlplane.py), deploy/ is applied, and what the
+kube-apiserver (e2e/harness/controlplane.py), deploy/ is applied, and what the
 controller writes is compared, field by field, with webhooks.py's rendering
 of the same policies.
 
@@ -75,7 +74,7 @@ controller's caBundle, and the seed's demo (`kubectl apply -f
 test_data/pod-static.yaml`) is refused with the conflict message, verbatim.
 
 Where kwctl is given too (--kwctl), Artifact Hub's install box follows
-(e2e/scaffold.py): deploy/'s policies and the probes are deleted, the manifest
+(e2e/harness/scaffold.py): deploy/'s policies and the probes are deleted, the manifest
 `kwctl scaffold manifest` prints is applied through the controller's
 webhooks onto the PolicyServer `default` (ServiceAccount `policy-server` with
 the kubewarden-defaults chart's permissions, nothing in kubeovn.io) and
@@ -89,58 +88,38 @@ stopped. The last line is `N passed, N failed`.
 import argparse
 import base64
 import copy
-import fcntl
-import hashlib
 import json
 import os
 import shutil
-import socket
-import struct
 import subprocess
 import sys
-import tempfile
-import threading
 import time
-import traceback
-import urllib.request
-import ssl
 from pathlib import Path
 
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from checks import Checks  # noqa: E402
-from controlplane import ControlPlane, _die_with_parent, free_port, stop_process  # noqa: E402
-import scaffold  # noqa: E402
-from policy_server import wait_ready  # noqa: E402
-from webhooks import (  # noqa: E402
+from e2e.harness import POLICY_FILES, ROOT, scaffold
+from e2e.harness.checks import Checks, run_suite, short
+from e2e.harness.cluster import SEED_IP, SEED_REFUSAL
+from e2e.harness.kubewarden import (
+    CA_SECRET,
+    FINALIZER,
+    NAMESPACE,
+    WEBHOOK_CERT_SECRET,
+    Rollout,
+    b64,
+    make_pki,
+    policy_path,
+    start_controller,
+    webhook_path,
+)
+from e2e.harness.processes import free_port, global_ipv4
+from e2e.harness.servers import start_server
+from e2e.harness.webhooks import (
     dump_policies_yml,
     load_cluster_admission_policies,
     policy_id,
     render_policies_yml,
     render_webhook,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = ROOT / "deploy"
-POLICY_FILES = [DEPLOY / "cluster-admission-policies.yaml", DEPLOY / "ip-objects-policy.yaml"]
-NAMESPACE = "kubewarden"
-# The chart's names (admission-controller 6.0.2, templates/webhooks.yaml).
-CA_SECRET = "kubewarden-ca"
-WEBHOOK_CERT_SECRET = "kubewarden-webhook-server-cert"
-WEBHOOK_SERVICE = "kubewarden-controller-webhook-service"
-STATIC_IP_WEBHOOK = "clusterwide-kube-ovn-static-ip.kubewarden.admission"
-SEED_MESSAGE = (
-    "annotation static-ip 10.16.0.15 is conflict with ip crd static-7584848b74-fw9dm.default, ip 10.16.0.15"
-)
-# The deployment controller's labels and annotations
-# (k8s.io/api/apps/v1: DefaultDeploymentUniqueLabelKey; kubernetes
-# pkg/controller/deployment/util: RevisionAnnotation and the others).
-HASH_LABEL = "pod-template-hash"
-REVISION = "deployment.kubernetes.io/revision"
-DESIRED = "deployment.kubernetes.io/desired-replicas"
-MAX = "deployment.kubernetes.io/max-replicas"
-PS_LABEL = "kubewarden/policy-server"
-FINALIZER = "kubewarden.io/finalizer"
 
 # The PolicyServer `default`, as the kubewarden-defaults chart makes it (its
 # name is all the probe policies need).
@@ -226,276 +205,6 @@ def dig(obj, dotted):
     return obj
 
 
-def short(value, limit=160):
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def openssl(folder, *args):
-    subprocess.run(["openssl", *map(str, args)], cwd=folder, check=True, capture_output=True)
-
-
-def make_pki(folder):
-    """The chart's CA and the controller's webhook certificate, with openssl.
-
-    The CA key is SEC1 (`EC PRIVATE KEY`): the controller reads it with
-    x509.ParseECPrivateKey (internal/certs/certs.go, GenerateCert)."""
-    openssl(folder, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "ca.key")
-    openssl(folder, "req", "-x509", "-new", "-key", "ca.key", "-out", "ca.crt", "-days", "2",
-            "-subj", "/CN=kubewarden-controller-ca",
-            "-addext", "basicConstraints=critical,CA:TRUE",
-            "-addext", "keyUsage=critical,keyCertSign,digitalSignature,keyEncipherment")
-    dns = f"{WEBHOOK_SERVICE}.{NAMESPACE}.svc"
-    openssl(folder, "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "tls.key")
-    openssl(folder, "req", "-new", "-key", "tls.key", "-out", "tls.csr", "-subj", f"/CN={dns}")
-    # The chart's certificate names the Service only; the URL form of the
-    # controller's webhooks here needs 127.0.0.1 too.
-    (folder / "tls.ext").write_text(
-        "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
-        f"extendedKeyUsage=serverAuth\nsubjectAltName=DNS:{dns},IP:127.0.0.1\n")
-    openssl(folder, "x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
-            "-days", "2", "-sha256", "-extfile", "tls.ext", "-out", "tls.crt")
-    return {name: (folder / name).read_bytes() for name in ("ca.crt", "ca.key", "tls.crt", "tls.key")}
-
-
-def b64(data):
-    return base64.b64encode(data).decode()
-
-
-def webhook_path(policy):
-    """The API path of the webhook configuration the controller writes for a policy."""
-    plural = "mutatingwebhookconfigurations" if policy["spec"].get("mutating") else "validatingwebhookconfigurations"
-    return f"/apis/admissionregistration.k8s.io/v1/{plural}/{policy_id(policy)}"
-
-
-def policy_path(name):
-    return f"/apis/policies.kubewarden.io/v1/clusteradmissionpolicies/{name}"
-
-
-def free_port_on(address):
-    with socket.socket() as s:
-        s.bind((address, 0))
-        return s.getsockname()[1]
-
-
-def global_ipv4():
-    """This machine's first IPv4 address outside 127.0.0.0/8 and 169.254.0.0/16, or None."""
-    for _, name in socket.if_nameindex():
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-            try:
-                packed = fcntl.ioctl(s.fileno(), 0x8915, struct.pack("256s", name[:15].encode()))  # SIOCGIFADDR
-            except OSError:
-                continue
-        address = socket.inet_ntoa(packed[20:24])
-        if not address.startswith(("127.", "169.254.", "0.")):
-            return address
-    return None
-
-
-def controller_command(binary, webhook_port, probe_port):
-    """The controller's command line: the chart's flags (cmd/controller/main.go)
-    but --leader-elect, free ports for its webhook server and probes, no metrics."""
-    return [
-        binary,
-        f"--deployments-namespace={NAMESPACE}",
-        f"--webhook-service-name={WEBHOOK_SERVICE}",
-        f"--webhook-server-port={webhook_port}",
-        f"--health-probe-bind-address=127.0.0.1:{probe_port}",
-        "--metrics-bind-address=0",
-        "--always-accept-admission-reviews-on-deployments-namespace",
-        "--zap-log-level=info",
-    ]
-
-
-def controller_ready(probe_port):
-    """Whether the controller's /readyz answers 200."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{probe_port}/readyz", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
-
-
-def controller_webhooks(port, ca_pem):
-    """The controller's own webhooks for the kinds deploy/ uses, as the chart
-    registers them (templates/webhooks.yaml), by URL instead of Service."""
-    def hook(prefix, plural, kind, versions):
-        return {
-            "name": f"{prefix}{kind}.kb.io",
-            "admissionReviewVersions": versions,
-            "clientConfig": {"url": f"https://127.0.0.1:{port}/{'mutate' if prefix == 'm' else 'validate'}"
-                                    f"-policies-kubewarden-io-v1-{kind}", "caBundle": b64(ca_pem)},
-            "failurePolicy": "Fail",
-            "sideEffects": "None",
-            "rules": [{"apiGroups": ["policies.kubewarden.io"], "apiVersions": ["v1"],
-                       "operations": ["CREATE", "UPDATE"], "resources": [plural]}],
-        }
-
-    mutating, validating = [], []
-    for plural, kind in (("policyservers", "policyserver"), ("clusteradmissionpolicies", "clusteradmissionpolicy")):
-        mutating.append(hook("m", plural, kind, ["v1", "v1beta1"]))
-        validating.append(hook("v", plural, kind, ["v1"] if plural == "policyservers" else ["v1", "v1beta1"]))
-    labels = {"app.kubernetes.io/part-of": "kubewarden-e2e"}  # not the policies' label
-    return [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-         "metadata": {"name": "kubewarden-controller-mutating-webhook-configuration", "labels": labels},
-         "webhooks": mutating},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-         "metadata": {"name": "kubewarden-controller-validating-webhook-configuration", "labels": labels},
-         "webhooks": validating},
-    ]
-
-
-class Rollout:
-    """What kube-controller-manager and the kubelet would write for the
-    controller's policy-server Deployments: a thread, until stopped."""
-
-    def __init__(self, api, namespace):
-        self.api, self.namespace = api, namespace
-        self.stop_event = threading.Event()
-        self.errors = []
-        self.rollouts = 0
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def start(self):
-        self.thread.start()
-        return self
-
-    def stop(self):
-        self.stop_event.set()
-        self.thread.join(30)
-
-    def run(self):
-        while not self.stop_event.is_set():
-            try:
-                self.step()
-            except Exception as e:  # noqa: BLE001 - reported by the test
-                self.errors.append(f"{type(e).__name__}: {e}")
-            self.stop_event.wait(0.3)
-
-    def call(self, method, path, body=None, ok=(200, 201), **kw):
-        code, got, _ = self.api.request(method, path, body, **kw)
-        if code not in ok:
-            raise RuntimeError(f"{method} {path}: {code} {short(got, 400)}")
-        return got
-
-    def step(self):
-        ns = self.namespace
-        deployments = self.call("GET", f"/apis/apps/v1/namespaces/{ns}/deployments")["items"]
-        for deployment in deployments:
-            if PS_LABEL in (deployment["metadata"].get("labels") or {}):
-                self.reconcile(deployment)
-
-    def reconcile(self, deployment):
-        ns, name = self.namespace, deployment["metadata"]["name"]
-        server = deployment["metadata"]["labels"][PS_LABEL]
-        template = deployment["spec"]["template"]
-        replicas = deployment["spec"].get("replicas", 1)
-        pod_hash = template_hash(template)
-        selector = f"{PS_LABEL}={server}"
-        sets = self.call("GET", f"/apis/apps/v1/namespaces/{ns}/replicasets", params={"labelSelector": selector})["items"]
-        current = next((s for s in sets if s["metadata"]["labels"].get(HASH_LABEL) == pod_hash), None)
-        annotations = deployment["metadata"].get("annotations") or {}
-        if current is None:
-            revision = 1 + max([int(s["metadata"].get("annotations", {}).get(REVISION, "0")) for s in sets] or [0])
-            current = self.new_replica_set(deployment, pod_hash, revision, replicas)
-            self.rollouts += 1
-        revision = current["metadata"]["annotations"][REVISION]
-        # The deployment controller keeps the newest ReplicaSet's annotations
-        # equal to the Deployment's (SetNewReplicaSetAnnotations).
-        wanted = self.copied_annotations(annotations, revision, replicas)
-        if any(current["metadata"]["annotations"].get(k) != v for k, v in wanted.items()):
-            self.call("PATCH", f"/apis/apps/v1/namespaces/{ns}/replicasets/{current['metadata']['name']}",
-                      {"metadata": {"annotations": wanted}}, content_type="application/merge-patch+json")
-        if annotations.get(REVISION) != revision:
-            self.call("PATCH", f"/apis/apps/v1/namespaces/{ns}/deployments/{name}",
-                      {"metadata": {"annotations": {REVISION: revision}}}, content_type="application/merge-patch+json")
-        for old in sets:
-            if old["metadata"]["name"] != current["metadata"]["name"] and old["spec"].get("replicas", 1) != 0:
-                self.call("PATCH", f"/apis/apps/v1/namespaces/{ns}/replicasets/{old['metadata']['name']}",
-                          {"spec": {"replicas": 0}}, content_type="application/merge-patch+json")
-        pods = self.call("GET", f"/api/v1/namespaces/{ns}/pods", params={"labelSelector": selector})["items"]
-        live = []
-        for pod in pods:
-            if pod["metadata"]["labels"].get(HASH_LABEL) != pod_hash:
-                self.call("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}", ok=(200, 202, 404))
-            elif not pod["metadata"].get("deletionTimestamp"):
-                live.append(pod)
-        for _ in range(replicas - len(live)):
-            live.append(self.new_pod(current))
-        for pod in live[replicas:]:
-            self.call("DELETE", f"/api/v1/namespaces/{ns}/pods/{pod['metadata']['name']}", ok=(200, 202, 404))
-        live = live[:replicas]
-        for pod in live:
-            if not pod_ready(pod):
-                self.mark_ready(pod)
-        status = {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas,
-                  "fullyLabeledReplicas": replicas, "observedGeneration": current["metadata"].get("generation", 1)}
-        if current.get("status", {}) != status:
-            self.call("PATCH", f"/apis/apps/v1/namespaces/{ns}/replicasets/{current['metadata']['name']}/status",
-                      {"status": status}, content_type="application/merge-patch+json")
-        dstatus = {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas,
-                   "updatedReplicas": replicas, "observedGeneration": deployment["metadata"].get("generation", 1)}
-        if any(deployment.get("status", {}).get(k) != v for k, v in dstatus.items()):
-            self.call("PATCH", f"/apis/apps/v1/namespaces/{ns}/deployments/{name}/status",
-                      {"status": dstatus}, content_type="application/merge-patch+json")
-
-    @staticmethod
-    def copied_annotations(annotations, revision, replicas):
-        # The deployment controller copies all but kubectl's last-applied
-        # configuration and its own bookkeeping (skipCopyAnnotation).
-        copied = {k: v for k, v in annotations.items()
-                  if k not in ("kubectl.kubernetes.io/last-applied-configuration", REVISION, DESIRED, MAX,
-                               "deployment.kubernetes.io/revision-history")}
-        copied.update({REVISION: revision, DESIRED: str(replicas), MAX: str(replicas + max(1, replicas // 4))})
-        return copied
-
-    def new_replica_set(self, deployment, pod_hash, revision, replicas):
-        meta = deployment["metadata"]
-        template = copy.deepcopy(deployment["spec"]["template"])
-        template["metadata"].setdefault("labels", {})[HASH_LABEL] = pod_hash
-        selector = copy.deepcopy(deployment["spec"]["selector"])
-        selector.setdefault("matchLabels", {})[HASH_LABEL] = pod_hash
-        replica_set = {
-            "apiVersion": "apps/v1", "kind": "ReplicaSet",
-            "metadata": {
-                "name": f"{meta['name']}-{pod_hash}", "namespace": self.namespace,
-                "labels": dict(template["metadata"]["labels"]),
-                "annotations": self.copied_annotations(meta.get("annotations") or {}, str(revision), replicas),
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
-                                     "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}],
-            },
-            "spec": {"replicas": replicas, "selector": selector, "template": template},
-        }
-        return self.call("POST", f"/apis/apps/v1/namespaces/{self.namespace}/replicasets", replica_set)
-
-    def new_pod(self, replica_set):
-        meta = replica_set["metadata"]
-        template = replica_set["spec"]["template"]
-        pod = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {
-                "generateName": meta["name"] + "-", "namespace": self.namespace,
-                "labels": dict(template["metadata"].get("labels") or {}),
-                "annotations": dict(template["metadata"].get("annotations") or {}),
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": meta["name"],
-                                     "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}],
-            },
-            "spec": template["spec"],
-        }
-        return self.call("POST", f"/api/v1/namespaces/{self.namespace}/pods", pod)
-
-    def mark_ready(self, pod):
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        status = {
-            "phase": "Running", "podIP": "10.0.0.2", "hostIP": "10.0.0.1", "startTime": now,
-            "conditions": [{"type": t, "status": "True", "lastTransitionTime": now}
-                           for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")],
-        }
-        self.call("PATCH", f"/api/v1/namespaces/{self.namespace}/pods/{pod['metadata']['name']}/status",
-                  {"status": status}, content_type="application/merge-patch+json")
-
-
 def webhook_diff(got, want, prefix="webhooks[0]."):
     """The fields where two webhooks differ, each as `field: controller …, webhooks.py …`."""
     problems = []
@@ -508,56 +217,10 @@ def webhook_diff(got, want, prefix="webhooks[0]."):
     return problems
 
 
-def template_hash(template):
-    """A pod-template-hash for a template: 10 characters of the alphabet the
-    deployment controller's hashes use (rand.SafeEncodeString); not its value."""
-    digest = hashlib.sha256(json.dumps(template, sort_keys=True).encode()).digest()
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
-    return "".join(alphabet[b % len(alphabet)] for b in digest[:10])
-
-
-def pod_ready(pod):
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
 class Suite(Checks):
     def __init__(self, args, cp, folder):
         super().__init__(args, cp, folder)
-        self.procs = []
         self.rollout = None
-
-    def kubectl(self, *args, timeout=60, cwd=None):
-        cmd = [str(self.cp.kubectl_bin), "--kubeconfig", str(self.cp.kubeconfig), *map(str, args)]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd)
-
-    def apply(self, obj):
-        path = self.folder / f"{obj['kind']}-{obj['metadata']['name']}.json"
-        path.write_text(json.dumps(obj))
-        done = self.kubectl("apply", "--server-side", "--force-conflicts", "-f", path)
-        if done.returncode != 0:
-            raise RuntimeError(f"kubectl apply {path.name}: {done.stderr.strip()}")
-
-    def get(self, path):
-        code, body, _ = self.api.request("GET", path)
-        return body if code == 200 else None
-
-    def wait_for(self, what, probe, timeout):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            got = probe()
-            if got:
-                return got
-            if self.controller.poll() is not None:
-                raise RuntimeError(f"the controller exited with {self.controller.returncode}:\n{self.log_tail()}")
-            time.sleep(0.3)
-        raise RuntimeError(f"{what}: not within {timeout} s\n{self.log_tail()}")
-
-    def log_tail(self, lines=25):
-        try:
-            return "\n".join((self.folder / "controller.log").read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
 
     # --- what the chart makes, and the controller --------------------------
 
@@ -569,47 +232,17 @@ class Suite(Checks):
                            (WEBHOOK_CERT_SECRET, {"tls.crt": pki["tls.crt"], "tls.key": pki["tls.key"]})):
             self.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": NAMESPACE},
                         "data": {k: b64(v) for k, v in data.items()}})
-        tmp = self.folder / "controller-tmp"
-        certs = tmp / "k8s-webhook-server" / "serving-certs"
-        certs.mkdir(parents=True)
-        (certs / "tls.crt").write_bytes(pki["tls.crt"])
-        (certs / "tls.key").write_bytes(pki["tls.key"])
         self.webhook_port, probe_port = free_port(), free_port()
-        args = controller_command(self.args.controller, self.webhook_port, probe_port)
-        env = dict(os.environ, KUBECONFIG=str(self.cp.kubeconfig), TMPDIR=str(tmp))
-        self.controller_log = open(self.folder / "controller.log", "w")
-        self.controller = subprocess.Popen(args, stdout=self.controller_log, stderr=subprocess.STDOUT, env=env,
-                                           cwd=self.folder, preexec_fn=_die_with_parent)
-        self.procs.append(self.controller)
         started = time.monotonic()
-        self.wait_for("the controller's /readyz", lambda: controller_ready(probe_port), 60)
-        # The webhook server answers once the manager has started it.
-        ctx = ssl.create_default_context(cadata=self.ca_pem.decode())
-
-        def webhook_server():
-            try:
-                with socket.create_connection(("127.0.0.1", self.webhook_port), timeout=2) as raw:
-                    with ctx.wrap_socket(raw, server_hostname="127.0.0.1"):
-                        return True
-            except OSError:
-                return False
-
-        self.wait_for("the controller's webhook server", webhook_server, 60)
+        start_controller(self, self.args.controller, pki["tls.crt"], pki["tls.key"], self.ca_pem, self.webhook_port,
+                         probe_port)
         self.notes.append(f"controller ready in {time.monotonic() - started:.1f} s")
-        for obj in controller_webhooks(self.webhook_port, self.ca_pem):
-            self.apply(obj)
         self.rollout = Rollout(self.api, NAMESPACE).start()
 
     def apply_deploy(self):
         """deploy/ as shipped, through the controller's own webhooks (retried
         while the API server's webhook configuration is not in effect yet)."""
-        files = [DEPLOY / "policy-server.yaml", DEPLOY / "rbac.yaml", *POLICY_FILES]
-        deadline = time.monotonic() + 30
-        while True:
-            done = self.kubectl("apply", "--server-side", *[a for f in files for a in ("-f", f)])
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.5)
+        done = super().apply_deploy(retry_s=30)
         self.check("deploy/ applied as shipped, through the controller's webhooks", done.returncode == 0,
                    done.stderr.strip())
         if done.returncode != 0:
@@ -626,7 +259,7 @@ class Suite(Checks):
         self.check("every policy carries the controller's finalizer (its defaulting webhook ran)",
                    len(finalized) == len(self.policies), f"{len(finalized)} of {len(self.policies)}: {finalized}")
         validated = set()
-        for line in (self.folder / "controller.log").read_text(errors="replace").splitlines():
+        for line in self.procs["kubewarden-controller"][1].read_text(errors="replace").splitlines():
             try:
                 entry = json.loads(line)
             except ValueError:
@@ -652,7 +285,7 @@ class Suite(Checks):
             return True
 
         try:
-            self.wait_for("the controller's webhook configurations", written, self.args.timeout)
+            self.wait("the controller's webhook configurations", written, self.args.timeout)
         finally:
             if self.rollout.errors:
                 print("# rollout errors:\n" + "\n".join(f"#   {e}" for e in self.rollout.errors[-5:]))
@@ -800,21 +433,13 @@ class Suite(Checks):
         sa_kubeconfig = folder / "sa.kubeconfig"
         self.cp.service_account_kubeconfig(NAMESPACE, deployment["spec"]["template"]["spec"]["serviceAccountName"],
                                            sa_kubeconfig)
-        # policy-server binds its readiness probe to --addr too.
-        port, ready = free_port_on(address), free_port_on(address)
-        log = open(folder / "policy-server.log", "w")
-        proc = subprocess.Popen(
-            [self.args.policy_server, "--addr", address, "--port", str(port), "--readiness-probe-port", str(ready),
-             "--policies", str(folder / "policies.yml"), "--cert-file", str(folder / "tls.crt"),
-             "--key-file", str(folder / "tls.key"), "--policies-download-dir", str(folder),
-             "--sigstore-cache-dir", str(folder / "sigstore"), "--workers", "2", "--log-no-color"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=folder, preexec_fn=_die_with_parent,
-            env=dict(os.environ, **env, KUBECONFIG=str(sa_kubeconfig), RUST_BACKTRACE="1", NO_COLOR="1"),
-        )
-        log.close()
-        self.procs.append(proc)
+        log = folder / "policy-server.log"
+        proc, port = start_server(self.args.policy_server, folder, folder / "policies.yml", folder / "tls.crt",
+                                  folder / "tls.key", dict(os.environ, **env, KUBECONFIG=str(sa_kubeconfig),
+                                                           RUST_BACKTRACE="1", NO_COLOR="1"),
+                                  log=log, address=address, cwd=folder, die_with_thread=True)
+        self.procs[full] = (proc, log)
         try:
-            wait_ready(proc, ready, lambda: (folder / "policy-server.log").read_text()[-3000:], host=address)
             service = self.get(f"/api/v1/namespaces/{NAMESPACE}/services/{full}")
             port_name = service["spec"]["ports"][0]["name"]
             self.apply({
@@ -827,40 +452,31 @@ class Suite(Checks):
                 "ports": [{"name": port_name, "port": port, "protocol": "TCP"}],
             })
         except BaseException:
-            stop_process(proc)
+            self.stop_process(full)
             raise
-        return proc
+        return full
 
     def serve(self):
-        proc = self.start_policy_server("kube-ovn", self.folder / "serve")
-        if proc is None:
+        server = self.start_policy_server("kube-ovn", self.folder / "serve")
+        if server is None:
             return
         try:
             self.seed_demo(self.folder / "serve")
         finally:
-            stop_process(proc)
+            self.stop_process(server)
 
     def seed_demo(self, folder):
-        ip = {
-            "apiVersion": "kubeovn.io/v1", "kind": "IP",
-            "metadata": {"name": "static-7584848b74-fw9dm.default"},
-            "spec": {"podName": "static-7584848b74-fw9dm", "namespace": "default", "subnet": "ovn-default",
-                     "ipAddress": "10.16.0.15", "v4IpAddress": "10.16.0.15", "podType": "", "attachSubnets": [],
-                     "attachIps": [], "macAddress": "", "containerID": "", "nodeName": ""},
-        }
         # Written as kube-ovn-controller (cluster-admin here, as Kube-OVN's
         # install lets it write IP objects), whose requests deploy/ does not send.
         self.kubectl("create", "clusterrolebinding", "kube-ovn-controller", "--clusterrole=cluster-admin",
                      "--serviceaccount=kube-system:ovn")
-        code, body, _ = self.api.request("POST", "/apis/kubeovn.io/v1/ips", ip,
+        code, body, _ = self.api.request("POST", "/apis/kubeovn.io/v1/ips", SEED_IP,
                                          user="system:serviceaccount:kube-system:ovn",
                                          groups=["system:serviceaccounts", "system:authenticated"])
         if code != 201:
             raise RuntimeError(f"the IP object: {code} {short(body, 400)}")
         self.cp.ensure_namespace("default")
         shutil.copy(ROOT / "test_data" / "pod-static.yaml", folder / "pod-static.yaml")
-        want = ('Error from server: error when creating "pod-static.yaml": admission webhook '
-                f'"{STATIC_IP_WEBHOOK}" denied the request: {SEED_MESSAGE}')
         # The API server learns the EndpointSlice through its informer: until
         # then the call fails ("no endpoints available") and the pod is refused
         # with that error instead.
@@ -876,24 +492,24 @@ class Suite(Checks):
         self.notes.append(f"serve: kubectl exit {done.returncode} in {ms:.0f} ms: {done.stderr.strip()}")
         self.check("serve: through the controller's webhook, Service and certificate, kubectl apply -f "
                    "pod-static.yaml is refused with the conflict message",
-                   done.returncode != 0 and done.stderr.strip() == want, f"exit {done.returncode}, {done.stderr.strip()!r}")
+                   done.returncode != 0 and done.stderr.strip() == SEED_REFUSAL, f"exit {done.returncode}, {done.stderr.strip()!r}")
 
     # --- Artifact Hub's install box ---------------------------------------
 
     def scaffold(self):
-        """Artifact Hub's install box (e2e/scaffold.py): the manifest `kwctl
+        """Artifact Hub's install box (e2e/harness/scaffold.py): the manifest `kwctl
         scaffold manifest` prints, applied unchanged but for its module,
         through the controller's webhooks onto the PolicyServer `default`,
         after deploy/'s policies and the probes are deleted; then served."""
         names = [p["metadata"]["name"] for p in self.policies]
         self.kubectl("delete", "clusteradmissionpolicies", *names, "--wait=true", timeout=120)
-        self.wait_for("deploy/'s webhooks removed",
+        self.wait("deploy/'s webhooks removed",
                       lambda: all(self.get(webhook_path(p)) is None for p in self.policies), 60)
         self.cp.ensure_namespace("default")
         for n, (variant, flags) in enumerate(scaffold.VARIANTS):
             policy = scaffold.scaffolded(self, variant, flags, self.args.module, self.args.kwctl)
             self.apply(policy)
-            self.wait_for(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
+            self.wait(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
                 self.get(policy_path(policy["metadata"]["name"])) or {}).get("status", {}).get("policyStatus")
                 == "active", self.args.timeout)
             hook = self.get(webhook_path(policy))["webhooks"][0]
@@ -902,21 +518,20 @@ class Suite(Checks):
                        "kubeovn.io" not in groups and bool(hook["rules"]),
                        f"apiGroups {groups}, failurePolicy {hook['failurePolicy']}, "
                        f"contextAwareResources {len(policy['spec'].get('contextAwareResources', []))}")
-            proc = self.start_policy_server("default", self.folder / f"scaffold-{n}", keep={policy_id(policy)})
-            if proc is None:
+            server = self.start_policy_server("default", self.folder / f"scaffold-{n}", keep={policy_id(policy)})
+            if server is None:
                 return
             try:
                 scaffold.check_requests(self, variant, n, context_aware=bool(flags))
             finally:
-                stop_process(proc)
+                self.stop_process(server)
             self.kubectl("delete", "clusteradmissionpolicy", policy["metadata"]["name"], "--wait=true", timeout=120)
-            self.wait_for("the scaffolded policy's webhook removed", lambda: self.get(webhook_path(policy)) is None, 60)
+            self.wait("the scaffolded policy's webhook removed", lambda: self.get(webhook_path(policy)) is None, 60)
 
     def stop(self):
         if self.rollout:
             self.rollout.stop()
-        for proc in reversed(self.procs):
-            stop_process(proc, 15)
+        super().stop()
 
 
 def main():
@@ -928,50 +543,32 @@ def main():
     parser.add_argument("--timeout", type=float, default=90, help="seconds to wait for the controller")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="kop-controller-e2e-"))
-    started = time.monotonic()
-    suite = None
-    try:
+
+    def apiserver_args(folder):
         (folder / "audit-policy.yaml").write_text(json.dumps(AUDIT_POLICY))
-        apiserver_args = [
-            "--enable-aggregator-routing=true",
-            f"--audit-policy-file={folder / 'audit-policy.yaml'}",
-            f"--audit-log-path={folder / 'audit.log'}",
-        ]
-        with ControlPlane(apiserver_args=apiserver_args, keep=args.keep) as cp:
-            suite = Suite(args, cp, folder)
-            try:
-                cp.install_crds()
-                suite.start_controller()
-                suite.apply_deploy()
-                suite.wait_for_controller()
-                suite.compare_webhooks()
-                suite.compare_as_sent()
-                suite.compare_policies_yml()
-                if args.policy_server and args.module:
-                    suite.serve()
-                    if args.kwctl:
-                        suite.scaffold()
-                    else:
-                        suite.notes.append("scaffold: not run: no --kwctl")
-                else:
-                    suite.notes.append("serve: not run: no --policy-server and --module (make e2e-controller "
-                                       "passes them where policy-server and kwctl are found)")
-            except (RuntimeError, subprocess.CalledProcessError) as e:
-                traceback.print_exc()
-                suite.check("the test ran to its end", False, str(e))
-            finally:
-                suite.stop()
-    finally:
-        if args.keep:
-            print(f"# kept {folder}")
+        return ["--enable-aggregator-routing=true", f"--audit-policy-file={folder / 'audit-policy.yaml'}",
+                f"--audit-log-path={folder / 'audit.log'}"]
+
+    def run(suite):
+        suite.cp.install_crds()
+        suite.start_controller()
+        suite.apply_deploy()
+        suite.wait_for_controller()
+        suite.compare_webhooks()
+        suite.compare_as_sent()
+        suite.compare_policies_yml()
+        if args.policy_server and args.module:
+            suite.serve()
+            if args.kwctl:
+                suite.scaffold()
+            else:
+                suite.notes.append("scaffold: not run: no --kwctl")
         else:
-            shutil.rmtree(folder, ignore_errors=True)
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {time.monotonic() - started:.0f} s in all")
-    print(f"{suite.passed if suite else 0} passed, {suite.failed if suite else 1} failed")
-    return 1 if (suite is None or suite.failed) else 0
+            suite.notes.append("serve: not run: no --policy-server and --module (make e2e-controller "
+                               "passes them where policy-server and kwctl are found)")
+
+    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-controller-e2e-", keep=args.keep,
+                     apiserver_args=apiserver_args, errors=(RuntimeError, subprocess.CalledProcessError))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """The allocator's answers: every pod, workload and IPPool case played on kube-ovn-controller itself.
 
-    python3 e2e/controller_oracle.py [--record] [--wait S] [CASE_DIR_OR_FILE ...]
+    python3 -m e2e.controller_oracle [--record] [--wait S] [CASE_DIR_OR_FILE ...]
 
 kube-ovn-controller (Kube-OVN's cmd/controller at 1533681d7a6b, built by hand
 outside this repository: no registry serves it) runs out of cluster against
@@ -65,17 +64,21 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import kube_ovn_e2e  # noqa: E402
-from controlplane import KUBE_OVN_CRDS, ControlPlane, bin_path, stop_process  # noqa: E402
-from kube_ovn_e2e import ALLOCATED, CONTROLLER_ACCOUNT, CONTROLLER_NAMESPACE, Controller, Ovsdb  # noqa: E402
-from kubeapi import Api  # noqa: E402
-from oracle import case_files, case_input, write_record  # noqa: E402
-from replay import Refused, Replayer, clean, plural_of, resource_path  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-COMMIT = "1533681d7a6b"
-DEFAULT_DIRS = [ROOT / "tests/conformance", ROOT / "tests/cases"]
+from e2e.harness.cases import CASE_DIRS, case_files, case_name, record_of, write_record
+from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane, bin_path
+from e2e.harness.kubeapi import Api
+from e2e.harness.kubeovn import (
+    ALLOCATED,
+    CONTROLLER_ACCOUNT,
+    CONTROLLER_NAMESPACE,
+    DEFAULT_CIDR,
+    JOIN_CIDR,
+    Controller,
+    Ovsdb,
+)
+from e2e.harness.processes import stop_process
+from e2e.harness.replay import Refused, Replayer, clean, plural_of, resource_path
+from e2e.harness.upstream import not_found
 OWN_SUBNETS = ("ovn-default", "join")  # made by the controller's init, from its flags
 PROBE_NAMESPACE = "kube-ovn-oracle-probe"
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob")
@@ -92,7 +95,7 @@ def network_of(case):
     """(ovn-default's CIDR, join's CIDR) the case needs: the controller's --default-cidr and --node-switch-cidr."""
     found = {s["metadata"]["name"]: s.get("spec", {}).get("cidrBlock")
              for s in (case.get("cluster") or {}).get("subnets", [])}
-    return (found.get("ovn-default") or kube_ovn_e2e.DEFAULT_CIDR, found.get("join") or kube_ovn_e2e.JOIN_CIDR)
+    return (found.get("ovn-default") or DEFAULT_CIDR, found.get("join") or JOIN_CIDR)
 
 
 def provider_of(ip):
@@ -120,6 +123,27 @@ def named(address, text):
     return re.search(rf"(?<![0-9A-Fa-f:.]){re.escape(address)}(?![0-9A-Fa-f:.])", text) is not None
 
 
+def allocated_nics(pod, asked):
+    """Each allocated NIC's address by provider. An address the pod did not name (`asked`: its
+    annotations as text) is the IPAM's pick, which depends on what earlier cases released:
+    recorded as `any`, so that the record is the same on every run."""
+    annotations = pod["metadata"].get("annotations") or {}
+    nics = {}
+    for key, value in sorted(annotations.items()):
+        if key.endswith(ALLOCATED_SUFFIX) and value == "true":
+            provider = key[:-len(ALLOCATED_SUFFIX)]
+            address = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
+            nics[provider] = ",".join(a if named(a, asked) else "any" for a in address.split(","))
+    return nics
+
+
+def second_holders(holders, namespace, name, nics):
+    """Who else holds an address of pod namespace/name (`holders`: each address's holders), sorted."""
+    me = f"pod {namespace}/{name}"
+    own_ips = {f"IP {name}.{namespace}" + ("" if p == "ovn" else f".{p}") for p in nics}
+    return sorted(h for hs in holders.values() if me in hs and len(hs - own_ips) > 1 for h in hs - own_ips - {me})
+
+
 class CasePlayer:
     """One control plane with kube-ovn-controller for a default network; cases played one at a time."""
 
@@ -137,12 +161,7 @@ class CasePlayer:
         kubeconfig = cp.service_account_kubeconfig(CONTROLLER_NAMESPACE, CONTROLLER_ACCOUNT,
                                                    folder / "kube-ovn-controller.kubeconfig")
         self.ovsdb = Ovsdb(folder).start()
-        self.controller = Controller(binary, folder, kubeconfig, self.ovsdb)
-        flags = {"--default-cidr": self.default_cidr, "--node-switch-cidr": self.join_cidr}
-        command = self.controller.command
-        self.controller.command = lambda: [
-            next((f"{k}={v}" for k, v in flags.items() if a.startswith(k + "=")), a) for a in command()]
-        self.controller.start()
+        self.controller = Controller(binary, folder, kubeconfig, self.ovsdb, self.default_cidr, self.join_cidr).start()
         probe = self.pod_object("probe", PROBE_NAMESPACE, {})
         self.api.request("POST", f"/api/v1/namespaces/{PROBE_NAMESPACE}/pods", probe)
         if self.allocation("probe", PROBE_NAMESPACE, 120)[0] != "allocated":
@@ -481,20 +500,8 @@ class CasePlayer:
             return {"outcome": "refused", "event": warnings[-1]}  # the latest: a retry may fail otherwise
         if state != "allocated":
             return {"outcome": "waiting"}
-        annotations = pod["metadata"].get("annotations") or {}
-        nics = {}
-        asked = json.dumps(obj["metadata"].get("annotations") or {})
-        for key, value in sorted(annotations.items()):
-            if key.endswith(ALLOCATED_SUFFIX) and value == "true":
-                provider = key[:-len(ALLOCATED_SUFFIX)]
-                address = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
-                # An address the pod did not name is the IPAM's pick, which depends on what earlier
-                # cases released: recorded as such, so that the record is the same on every run.
-                nics[provider] = ",".join(a if named(a, asked) else "any" for a in address.split(","))
-        me = f"pod {namespace}/{name}"
-        own_ips = {f"IP {name}.{namespace}" + ("" if p == "ovn" else f".{p}") for p in nics}
-        second = sorted(h for holders in self.holders().values() if me in holders and len(holders - own_ips) > 1
-                        for h in holders - own_ips - {me})
+        nics = allocated_nics(pod, json.dumps(obj["metadata"].get("annotations") or {}))
+        second = second_holders(self.holders(), namespace, name, nics)
         if second:
             return {"outcome": "double", "nics": nics, "second_holder": second[0]}
         return {"outcome": "allocated", "nics": nics}
@@ -642,17 +649,8 @@ class CasePlayer:
                 outcomes.append(("waiting", None))
                 pods.append(f"{label}: waiting")
                 continue
-            annotations = meta.get("annotations") or {}
-            nics = {}
-            for key, value in sorted(annotations.items()):
-                if key.endswith(ALLOCATED_SUFFIX) and value == "true":
-                    provider = key[:-len(ALLOCATED_SUFFIX)]
-                    address = annotations.get(f"{provider}.kubernetes.io/ip_address", "")
-                    nics[provider] = ",".join(a if named(a, asked) else "any" for a in address.split(","))
-            me = f"pod {namespace}/{pod_name}"
-            own_ips = {f"IP {pod_name}.{namespace}" + ("" if p == "ovn" else f".{p}") for p in nics}
-            second = sorted(h for hs in everyone.values() if me in hs and len(hs - own_ips) > 1
-                            for h in hs - own_ips - {me})
+            nics = allocated_nics(pod, asked)
+            second = second_holders(everyone, namespace, pod_name, nics)
             text = ", ".join(f"{p} {a}" for p, a in nics.items())
             if second:
                 outcomes.append(("double", second[0]))
@@ -840,7 +838,7 @@ def workload(case):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=[str(d) for d in DEFAULT_DIRS])
+    parser.add_argument("cases", nargs="*", default=[str(d) for d in CASE_DIRS])
     parser.add_argument("--record", action="store_true", help="write the outcomes into the case files")
     parser.add_argument("--wait", type=float, default=6.0, help="seconds the controller has to allocate or refuse")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the controller's logs)")
@@ -849,15 +847,14 @@ def main():
     args = parser.parse_args()
     binary = shutil.which("kube-ovn-controller")
     if not binary:
-        print("SKIPPED: controller-oracle: kube-ovn-controller not found (built by hand from Kube-OVN's source at "
-              f"{COMMIT}; docs/fidelity.md)")
+        not_found("controller-oracle", "kube-ovn-controller not found")
         return 0
     if args.race:
         folder = Path(tempfile.mkdtemp(prefix="kop-controller-race-"))
         try:
             started = time.monotonic()
             with ControlPlane() as cp:
-                player = CasePlayer(cp, folder, binary, (kube_ovn_e2e.DEFAULT_CIDR, kube_ovn_e2e.JOIN_CIDR), args.wait)
+                player = CasePlayer(cp, folder, binary, (DEFAULT_CIDR, JOIN_CIDR), args.wait)
                 try:
                     outcomes = race(player, args.race, args.wait)
                 finally:
@@ -912,13 +909,13 @@ def main():
     counts = {}
     different = 0
     for path, case, result in sorted(cases, key=lambda c: str(c[0])):
-        record = {"commit": COMMIT, "input": case_input(case), **result}
+        record = record_of(case, result)
         counts[result.get("outcome", "not asked")] = counts.get(result.get("outcome", "not asked"), 0) + 1
         if args.record:
             write_record(path, case, record, field="controller", after="upstream")
         elif case.get("controller") != record:
             different += 1
-            print(f"differs {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:\n"
+            print(f"differs {case_name(path)}:\n"
                   f"  recorded   {json.dumps(case.get('controller'), ensure_ascii=False)}\n"
                   f"  controller {json.dumps(record, ensure_ascii=False)}")
     print(f"# {len(cases)} cases in {time.monotonic() - started:.0f} s: "

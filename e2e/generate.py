@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Generated cases for the oracle: requests around every rule upstream checks.
 
-    python3 e2e/generate.py OUT_DIR [--seed N] [--count N]
+    python3 -m e2e.generate OUT_DIR [--seed N] [--count N]
 
 Writes COUNT case files (tests/README.md's format) made from SEED alone:
 Pods and workloads whose static-IP annotations mix addresses, CIDRs, pools

@@ -1,10 +1,9 @@
-#!/usr/bin/env python3
 """kube-ovn-controller allocates, the policy judges (make e2e-kube-ovn, issue 38).
 
-    python3 e2e/kube_ovn_e2e.py MODULE --server BINARY --controller BINARY [--lag-pods N]
+    python3 -m e2e.kube_ovn_e2e MODULE --server BINARY --controller BINARY [--lag-pods N]
 
 The control plane, deploy/ and the policy server of `make e2e-cluster`
-(cluster_e2e.Suite.setup: etcd and kube-apiserver from `make cluster-bin`,
+(harness.cluster.ClusterSuite.setup: etcd and kube-apiserver from `make cluster-bin`,
 Kube-OVN's and Kubewarden's CRDs, deploy/ as shipped, kop-serve or
 policy-server behind deploy/'s webhooks), plus Multus'
 NetworkAttachmentDefinition CRD, OVN's northbound and southbound databases
@@ -60,40 +59,30 @@ import argparse
 import http.client
 import ipaddress
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import types
 import urllib.parse
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import cluster_e2e  # noqa: E402
-from cluster_e2e import SEED_MESSAGE, STATIC_IP_WEBHOOK, Suite  # noqa: E402
-from controlplane import SERVICE_CIDR, SHARED, ControlPlane, _die_with_parent, free_port, stop_process  # noqa: E402
+from e2e.harness import ROOT
+from e2e.harness.cluster import SEED_REFUSAL, ClusterSuite, run_cluster_suite
+from e2e.harness.kubeovn import (
+    ALLOCATED,
+    CONTROLLER_ACCOUNT,
+    CONTROLLER_NAMESPACE,
+    DEFAULT_CIDR,
+    DEFAULT_SUBNET,
+    IP_ADDRESS,
+    KUBE_OVN_SA,
+    NAD_CRD,
+    Controller,
+    Ovsdb,
+)
+from e2e.harness.replay import outcome
 
-ROOT = Path(__file__).resolve().parent.parent
-NB_SCHEMA = SHARED / "kube-ovn/ovsdb/ovn-nb.ovsschema"
-SB_SCHEMA = SHARED / "kube-ovn/ovsdb/ovn-sb.ovsschema"
-NAD_CRD = SHARED / "multus/crds/network-attachment-definitions.yaml"
-# Debian's openvswitch-common (scripts/install-deps.sh) puts ovsdb-server in
-# /usr/sbin, which a user's PATH may lack.
-OVSDB_SERVER = shutil.which("ovsdb-server") or "/usr/sbin/ovsdb-server"
-# kube-ovn-controller's flags for the default network, as Kube-OVN's install
-# sets them (the chart's defaults).
-DEFAULT_CIDR = "10.16.0.0/16"
-JOIN_CIDR = "100.64.0.0/16"
-DEFAULT_SUBNET = "ovn-default"
-# kube-ovn-controller's identity: Kube-OVN's ServiceAccount, in its namespace.
-CONTROLLER_NAMESPACE, CONTROLLER_ACCOUNT = "kube-system", "ovn"
-CONTROLLER_POD = "kube-ovn-controller-e2e"
-CONTROLLER_NODE = "kube-ovn-e2e"
-ALLOCATED = "ovn.kubernetes.io/allocated"
-IP_ADDRESS = "ovn.kubernetes.io/ip_address"
 SEED_POD, SEED_ADDRESS = "static-7584848b74-fw9dm", "10.16.0.15"
 LAG_NAMESPACE = "kube-ovn-lag"
 NETWORKS = "k8s.v1.cni.cncf.io/networks"
@@ -105,122 +94,8 @@ MIGRATION_JOB = "kubevirt.io/migrationJobName"
 # The Warning events kube-ovn-controller records when it does not give a pod its network (pod.go).
 REFUSALS = ("AcquireAddressFailed", "PodNetworkAllocationFailed", "PodNetworkUpdateFailed",
             "ValidatePodNetworkFailed", "CreateOVNPortFailed")
-KUBE_OVN_SA = f"system:serviceaccount:{CONTROLLER_NAMESPACE}:{CONTROLLER_ACCOUNT}"
 CONCURRENT = 8
 WAIT_S = 30
-
-
-class Ovsdb:
-    """ovsdb-server with OVN's northbound and southbound databases on 127.0.0.1, in `folder`.
-
-    `nb` and `sb` are the controller's addresses (tcp:127.0.0.1:PORT). The
-    NB_Global row that ovn-northd would write is inserted: the controller
-    sets its options at start and exits when there is none.
-    """
-
-    def __init__(self, folder):
-        self.folder = folder
-        self.procs = {}
-        self.nb = self.sb = None
-
-    def start(self):
-        for name, schema, database in (("nb", NB_SCHEMA, "OVN_Northbound"), ("sb", SB_SCHEMA, "OVN_Southbound")):
-            if not schema.exists():
-                raise RuntimeError(f"{schema} not found (SHARED_DIR names the shared folder)")
-            db = self.folder / f"{name}.db"
-            subprocess.run(["ovsdb-tool", "create", str(db), str(schema)], check=True, capture_output=True, text=True)
-            setattr(self, name, self._serve(name, db, database))
-        self.client("transact", self.nb, json.dumps(["OVN_Northbound", {"op": "insert", "table": "NB_Global", "row": {}}]))
-        return self
-
-    def _serve(self, name, db, database):
-        """ovsdb-server for one database on a free port: its address once it lists the database."""
-        for attempt in range(3):  # a port picked free may be taken before it is bound
-            port = free_port()
-            address = f"tcp:127.0.0.1:{port}"
-            log = self.folder / f"ovsdb-{name}.log"
-            proc = subprocess.Popen(
-                [OVSDB_SERVER, f"--remote=ptcp:{port}:127.0.0.1",
-                 f"--unixctl={self.folder / f'{name}.ctl'}", "--no-chdir", f"--log-file={log}",
-                 "-vconsole:off", str(db)],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-                cwd=self.folder, start_new_session=True, preexec_fn=_die_with_parent,
-            )
-            self.procs[name] = proc
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and proc.poll() is None:
-                listed = subprocess.run(["ovsdb-client", "--timeout=2", "list-dbs", address], capture_output=True, text=True)
-                if database in listed.stdout.split():
-                    return address
-                time.sleep(0.05)
-            stop_process(self.procs.pop(name))
-        raise RuntimeError(f"ovsdb-server for {database} did not start: {tail(log)}")
-
-    def client(self, *args):
-        done = subprocess.run(["ovsdb-client", "--timeout=10", *args], capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"ovsdb-client {' '.join(args[:2])}: {done.stderr.strip()}")
-        return done.stdout
-
-    def stop(self):
-        for name in list(self.procs):
-            stop_process(self.procs.pop(name))
-
-
-class Controller:
-    """kube-ovn-controller out of cluster, in a private mount namespace where /var/log is `folder`/var-log."""
-
-    def __init__(self, binary, folder, kubeconfig, ovsdb):
-        self.binary, self.folder, self.kubeconfig, self.ovsdb = binary, folder, kubeconfig, ovsdb
-        self.proc = None
-        self.log = folder / "kube-ovn-controller.log"
-
-    def command(self):
-        var_log = self.folder / "var-log"
-        (var_log / "kube-ovn").mkdir(parents=True, exist_ok=True)
-        # argv[0] must be named kube-ovn-controller (cmd/controller dispatches on it).
-        flags = [
-            f"--kubeconfig={self.kubeconfig}",
-            f"--ovn-nb-addr={self.ovsdb.nb}", f"--ovn-sb-addr={self.ovsdb.sb}",
-            f"--default-cidr={DEFAULT_CIDR}", f"--node-switch-cidr={JOIN_CIDR}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
-            f"--pprof-port={free_port()}",
-        ]
-        # Root needs only a mount namespace; anyone else maps itself to root in a user namespace.
-        user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
-        return ["unshare", *user, "--mount", "--propagation", "private", "--",
-                "sh", "-c", 'mount --bind "$0" /var/log && exec "$@"', str(var_log), str(self.binary), *flags]
-
-    def start(self):
-        env = dict(
-            os.environ, KUBECONFIG=str(self.kubeconfig),  # one of its client libraries reads only the variable
-            POD_NAME=CONTROLLER_POD, POD_NAMESPACE=CONTROLLER_NAMESPACE,
-            NODE_NAME=CONTROLLER_NODE, KUBE_NODE_NAME=CONTROLLER_NODE,
-            # Its metrics and health servers on loopback only.
-            ENABLE_BIND_LOCAL_IP="true", POD_IPS="127.0.0.1", POD_IP="127.0.0.1",
-        )
-        self.out = open(self.log, "ab")
-        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=subprocess.STDOUT, env=env, cwd=self.folder,
-                                     start_new_session=True, preexec_fn=_die_with_parent)
-        return self
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
-
-    def tail(self, lines=30):
-        return tail(self.log, lines)
-
-    def stop(self):
-        stop_process(self.proc, timeout=15)
-        self.proc = None
-
-
-def tail(path, lines=30):
-    try:
-        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 class Watch:
@@ -293,7 +168,7 @@ def percentile(values, p):
     return ordered[max(0, min(len(ordered) - 1, -(-len(ordered) * p // 100) - 1))]
 
 
-class KubeOvnSuite(Suite):
+class KubeOvnSuite(ClusterSuite):
     def setup(self):
         super().setup()  # e2e-cluster's control plane, CRDs, deploy/, policy server and webhooks
         self.cp.install_crds([NAD_CRD])
@@ -337,6 +212,7 @@ class KubeOvnSuite(Suite):
         for part in ("controller", "ovsdb"):
             if getattr(self, part, None) is not None:
                 getattr(self, part).stop()
+        super().stop()
 
     # --- helpers ---------------------------------------------------------
 
@@ -401,19 +277,11 @@ class KubeOvnSuite(Suite):
         self.check(f"seed: {DEFAULT_SUBNET}'s record covers {SEED_ADDRESS} (I15)", covered,
                    f"v4usingIPrange {status.get('v4usingIPrange')!r}, v4usingIPs {status.get('v4usingIPs')}")
         self.settle()
-        workdir = self.folder / "seed"
-        workdir.mkdir(exist_ok=True)
-        shutil.copy(ROOT / "test_data" / "pod-static.yaml", workdir / "pod-static.yaml")
-        started = time.monotonic()
-        done = self.kubectl("apply", "-f", "pod-static.yaml", cwd=workdir)
-        ms = (time.monotonic() - started) * 1000
-        # As `make e2e-cluster`'s seed test expects it (cluster_e2e.Suite.test_seed).
-        want = ('Error from server: error when creating "pod-static.yaml": admission webhook '
-                f'"{STATIC_IP_WEBHOOK}" denied the request: {SEED_MESSAGE}')
+        done, ms = self.seed_demo()
         self.notes.append(f"seed demo on the controller's allocation: kubectl exit {done.returncode}, {ms:.0f} ms: "
                           f"{done.stderr.strip()}")
         self.check("seed: kubectl apply -f pod-static.yaml is refused with the seed's message",
-                   done.returncode == 1 and done.stderr.strip() == want,
+                   done.returncode == 1 and done.stderr.strip() == SEED_REFUSAL,
                    f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
         code, _, _ = self.api.request("GET", "/api/v1/namespaces/default/pods/static-manual")
         self.check("seed: ... and no pod static-manual was stored", code == 404, f"HTTP {code}")
@@ -479,7 +347,6 @@ class KubeOvnSuite(Suite):
         refuses, leaves waiting or double-allocates, unless an item of docs/differences.md says why.
         """
         import random
-        from replay import outcome
         rng = random.Random(self.args.seed)
         sts_uid = self.sequence_setup()
         live, tally, unexplained = [], {}, []
@@ -593,7 +460,6 @@ class KubeOvnSuite(Suite):
         """A pod whose network selections hold a null: the policy refuses it (400); made anyway, as the
         exempt ServiceAccount, it stops kube-ovn-controller (a nil dereference in ParseNetworkAnnotation).
         Destructive: the last test."""
-        from replay import outcome
         pod = self.pod("null-selection", "default", annotations={NETWORKS: "[null]"})
         path = "/api/v1/namespaces/default/pods"
         dry = outcome(*self.api.request("POST", path, pod, params={"dryRun": "All"}))
@@ -810,7 +676,7 @@ class KubeOvnSuite(Suite):
         captured = []
         stub = types.SimpleNamespace(replayer=types.SimpleNamespace(reset=lambda: None, create=captured.append),
                                      settle=lambda: None)
-        cluster_e2e.Suite.seed_conflict(stub)  # the IP object e2e-cluster's tests write for the seed
+        ClusterSuite.seed_conflict(stub)  # the IP object e2e-cluster's tests write for the seed
         found = [("e2e-cluster (seed_conflict)", captured[0], None)]
         bench_data = ROOT / "target/host/bench-data"
         if bench_data.exists():
@@ -914,26 +780,8 @@ def main():
     args = parser.parse_args()
     args.controller = str(Path(args.controller).resolve())
     tests = args.only or ["seed", "lag", "sequences", "null_selection"]
-    folder = Path(tempfile.mkdtemp(prefix="kop-kube-ovn-e2e-"))
-    started = time.monotonic()
-    suite = None
-    try:
-        with ControlPlane() as cp:
-            suite = KubeOvnSuite(args, cp, folder)
-            try:
-                suite.setup()
-                for name in tests:
-                    t0 = time.monotonic()
-                    getattr(suite, f"test_{name}")()
-                    suite.notes.append(f"{name}: {time.monotonic() - t0:.1f} s")
-            finally:
-                suite.stop()
-                if getattr(suite, "server", None):
-                    suite.server.stop()
-    finally:
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
-    return cluster_e2e.report(suite, f"{Path(args.server).name}, kube-ovn-controller", started)
+    return run_cluster_suite(lambda cp, folder: KubeOvnSuite(args, cp, folder), tests, prefix="kop-kube-ovn-e2e-",
+                             keep=args.keep, what=f"{Path(args.server).name}, kube-ovn-controller")
 
 
 if __name__ == "__main__":

@@ -1,16 +1,15 @@
-#!/usr/bin/env python3
 """The policies of deploy/ in a real policy-server, over TLS.
 
 For every example of test_data/examples.txt: the example's cluster is served
-by the API server stand-in (e2e/apiserver.py); a policy-server is started on
+by the API server stand-in (e2e/harness/apiserver.py); a policy-server is started on
 127.0.0.1 with a throwaway self-signed certificate and a policies.yml made
 from the ClusterAdmissionPolicies of deploy/, byte for byte as the Kubewarden
-controller writes it (e2e/webhooks.py) but for the module, the local file;
+controller writes it (e2e/harness/webhooks.py) but for the module, the local file;
 the example's AdmissionReview is POSTed over HTTPS (the certificate verified) to
 /validate/<id> of the policy whose rules match the request.
 
 The answer must equal kwctl's for the same request, settings and cluster
-(kwctl is checked against every conformance case by conformance_kwctl.py),
+(kwctl is checked against every conformance case by e2e/conformance_kwctl.py),
 and the case's expectation where the case's settings are the deployed ones.
 Examples that share a cluster share a policy-server. The last line is
 `N passed, N failed`.
@@ -39,178 +38,18 @@ import concurrent.futures
 import json
 import os
 import shutil
-import socket
-import ssl
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from apiserver import Cluster, StandIn  # noqa: E402
-from conformance_kwctl import compare  # noqa: E402
-from webhooks import dump_policies_yml, load_cluster_admission_policies, policy_id, render_policies_yml  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def deployed_env(path=ROOT / "deploy/policy-server.yaml"):
-    """The environment deploy/'s PolicyServer gives policy-server (`spec.env`):
-    the tests run it as shipped. A variable already set in the environment
-    wins, so a measurement can set another value (TOKIO_WORKER_THREADS=2)."""
-    import yaml
-
-    for doc in yaml.safe_load_all(Path(path).read_text()):
-        if doc and doc.get("kind") == "PolicyServer":
-            env = {e["name"]: str(e["value"]) for e in doc["spec"].get("env") or [] if "value" in e}
-            return {k: v for k, v in env.items() if k not in os.environ}
-    return {}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def load_policies(paths, module):
-    """policies.yml entries for the ClusterAdmissionPolicies of deploy/ files, as the
-    Kubewarden controller writes them (e2e/webhooks.py) but for the module, a
-    local file; and each policy's rules, in document order, to route requests."""
-    caps = load_cluster_admission_policies(paths)
-    policies = render_policies_yml(caps, f"file://{module}")
-    rules = {policy_id(c): c["spec"].get("rules") or [] for c in caps}
-    return policies, rules
-
-
-def route(request, rules):
-    """The id of the policy whose rules match the request's resource and operation."""
-    res = request["resource"]
-    for pid, rs in rules.items():
-        for r in rs:
-            if (
-                res.get("group", "") in r.get("apiGroups", [])
-                and res.get("version") in r.get("apiVersions", [])
-                and res.get("resource") in r.get("resources", [])
-                and request["operation"] in r.get("operations", [])
-            ):
-                return pid
-    return None
-
-
-def wait_ready(proc, ready_port, tail, timeout=120, host="127.0.0.1"):
-    """Until a policy-server (or kop-serve) answers its readiness probe (on
-    its --addr, `host`); its log's tail if it exits or never does."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"policy-server exited {proc.returncode}: {tail()}")
-        try:
-            with urllib.request.urlopen(f"http://{host}:{ready_port}/readiness", timeout=1) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"policy-server not ready in {timeout} s: {tail()}")
-
-
-def make_certificate(folder):
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=policy-server",
-            "-addext", "subjectAltName=IP:127.0.0.1",
-            # An end-entity certificate: rustls (kube-rs in policy-server,
-            # ureq in kop-serve) refuses a CA as a server's certificate.
-            "-addext", "basicConstraints=critical,CA:FALSE",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return cert, key
-
-
-class PolicyServer:
-    """A policy-server process on its own ports, with its own stand-in."""
-
-    def __init__(self, binary, folder, policies, cluster, cert, key, standin=None, workers=2, backtrace=True,
-                 standin_tls=False):
-        self.folder = folder
-        if standin is None:
-            tls = (cert, key) if standin_tls else None
-            standin = StandIn(cluster, tls=tls, token="kop-e2e-token" if standin_tls else None)
-        self.standin = standin.start()
-        kubeconfig = folder / "kubeconfig"
-        self.standin.write_kubeconfig(kubeconfig)
-        (folder / "policies.yml").write_text(dump_policies_yml(policies))
-        self.port, self.ready_port = free_port(), free_port()
-        self.log = open(folder / "policy-server.log", "w")
-        # With RUST_BACKTRACE=1 a failed host call carries a backtrace:
-        # messages must stay one line. Capturing one costs milliseconds, so
-        # the benchmark turns it off.
-        env = dict(os.environ, **deployed_env(), KUBECONFIG=str(kubeconfig), NO_COLOR="1",
-                   RUST_BACKTRACE="1" if backtrace else "0")
-        started = time.monotonic()
-        self.proc = subprocess.Popen(
-            [
-                binary, "--addr", "127.0.0.1", "--port", str(self.port),
-                "--readiness-probe-port", str(self.ready_port),
-                "--policies", str(folder / "policies.yml"),
-                "--policies-download-dir", str(folder),
-                "--sigstore-cache-dir", str(folder / "sigstore"),
-                "--cert-file", str(cert), "--key-file", str(key),
-                "--workers", str(workers), "--log-no-color",
-            ],
-            cwd=folder, env=env, stdout=self.log, stderr=subprocess.STDOUT,
-        )
-        self.wait_ready()
-        self.startup = time.monotonic() - started
-        self.context = ssl.create_default_context(cafile=str(cert))
-
-    def wait_ready(self, timeout=120):
-        wait_ready(self.proc, self.ready_port, self.tail, timeout)
-
-    def tail(self):
-        self.log.flush()
-        return (self.folder / "policy-server.log").read_text()[-3000:]
-
-    def review(self, pid, request):
-        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}).encode()
-        started = time.monotonic()
-        status, answer = self.post(pid, body)
-        if status != 200:
-            raise RuntimeError(f"HTTP {status}: {answer}")
-        return answer["response"], time.monotonic() - started
-
-    def post(self, pid, body, content_type="application/json", timeout=60):
-        """POSTs raw bytes to /validate/<pid>: the HTTP status and the JSON answer."""
-        status, answer = self.send("POST", f"/validate/{pid}", body, content_type, timeout)
-        return status, json.loads(answer or b"null")
-
-    def send(self, method, path, body=None, content_type=None, timeout=60):
-        """Any request: the HTTP status and the body."""
-        headers = {"Content-Type": content_type} if content_type else {}
-        req = urllib.request.Request(f"https://127.0.0.1:{self.port}{path}", data=body, method=method,
-                                     headers=headers)
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=timeout) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.standin.stop()
-        self.log.close()
+from e2e.harness import DEPLOY, ROOT
+from e2e.harness.apiserver import Cluster, StandIn
+from e2e.harness.cases import compare
+from e2e.harness.certificates import self_signed
+from e2e.harness.checks import summary
+from e2e.harness.servers import PolicyServer, load_policies, route
 
 
 def kop_run_answer(kop_run, module, folder, request, settings, cluster_json, forbidden):
@@ -257,7 +96,7 @@ CUSTOM_MESSAGE = "kop-e2e: rejected"
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("policy", help="the module (annotated for policy-server and kwctl)")
-    parser.add_argument("--deploy", nargs="+", default=sorted(str(p) for p in (ROOT / "deploy").glob("*.yaml")),
+    parser.add_argument("--deploy", nargs="+", default=sorted(str(p) for p in DEPLOY.glob("*.yaml")),
                         help="files holding ClusterAdmissionPolicies (default: every deploy/*.yaml)")
     parser.add_argument("--examples", default=str(ROOT / "test_data/examples.txt"))
     parser.add_argument("--server", "--policy-server", dest="server", default="policy-server",
@@ -311,7 +150,7 @@ def main():
     policies[CUSTOM_MESSAGE_POLICY] = dict(policies[probe_pid], message=CUSTOM_MESSAGE)
 
     top = Path(tempfile.mkdtemp(prefix="kop-policy-server-"))
-    cert, key = make_certificate(top)
+    cert, key = self_signed(top)
     print(f"e2e-policy-server: server {args.server}, reference {reference}"
           f"{', stand-in over HTTPS with a token' if args.standin_tls else ''}", flush=True)
 
@@ -476,8 +315,7 @@ def main():
         f"median answer {latencies[len(latencies) // 2] * 1000:.1f} ms, "
         f"wall {time.monotonic() - started:.1f} s"
     )
-    print(f"{total - len(failed)} passed, {len(failed)} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(summary(total - len(failed), len(failed)))
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """How many kube-rs watch caches never become ready (`make stall-check`, docs/stall.md).
 
 Runs tools/stall-check (a kube-rs client on the policy-server's own locked
@@ -16,7 +15,7 @@ then a total per binary: `stall-check: total not_ready=N second_ready=N caches=N
 within the bound when asked again after the run).
 
 The API server:
-- `stand-in` (default): e2e/apiserver.py over plain HTTP, a fresh one per run;
+- `stand-in` (default): e2e/harness/apiserver.py over plain HTTP, a fresh one per run;
 - `stand-in-tls`: the same over HTTPS with a bearer token;
 - `kube-apiserver`: a real etcd + kube-apiserver from `make cluster-bin`
   (Go's net/http over TLS), the objects written through its API once, read
@@ -25,7 +24,7 @@ The API server:
 The count is a measurement: the exit status is 0 whatever it is, non-zero
 only when something fails to run.
 
-    python3 e2e/stall_check.py target/stall-check/release/stall-check [BINARY ...] \
+    python3 -m e2e.stall_check target/stall-check/release/stall-check [BINARY ...] \
         [--apiserver stand-in] [--caches 1000] [--concurrency 1 8] [--bound-s 10] [--runs 1]
 """
 
@@ -38,9 +37,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from apiserver import Cluster, StandIn  # noqa: E402
+from e2e.harness.apiserver import Cluster, StandIn
+from e2e.harness.certificates import self_signed
 
 STAND_IN, STAND_IN_TLS, KUBE_APISERVER = "stand-in", "stand-in-tls", "kube-apiserver"
 
@@ -60,16 +58,6 @@ def ip_objects(count):
                      "podType": ""},
         })
     return out
-
-
-def make_certificate(folder):
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", str(key),
-         "-out", str(cert), "-subj", "/CN=stand-in", "-addext", "subjectAltName=IP:127.0.0.1",
-         "-addext", "basicConstraints=critical,CA:FALSE"],
-        check=True, capture_output=True)
-    return cert, key
 
 
 def main():
@@ -93,10 +81,10 @@ def main():
     totals = {b: {"not_ready": 0, "second_ready": 0, "caches": 0, "runs": 0, "hyper": "?"} for b in args.binaries}
     try:
         if args.apiserver == KUBE_APISERVER:
-            from bench_kube_apiserver import KubeApiServer  # PyYAML and `make cluster-bin`
+            from e2e.harness.kube_apiserver import KubeApiServer  # PyYAML and `make cluster-bin`
 
             real = KubeApiServer(top, {"ips": objects}, log=lambda line: print(f"stall-check: {line}", flush=True))
-        tls = make_certificate(top) if args.apiserver == STAND_IN_TLS else None
+        tls = self_signed(top, cn="stand-in") if args.apiserver == STAND_IN_TLS else None
         kubeconfig = top / "kubeconfig"
         for run in range(args.runs):
             for c, binary in ((c, b) for c in args.concurrency for b in args.binaries):

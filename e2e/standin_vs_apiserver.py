@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
-"""The API server stand-in (e2e/apiserver.py) against a real kube-apiserver.
+"""The API server stand-in (e2e/harness/apiserver.py) against a real kube-apiserver.
 
 For a few conformance cases, the case's `cluster` is loaded into a real
-control plane (e2e/controlplane.py, Kubernetes v1.36.3) with kubectl, its
+control plane (e2e/harness/controlplane.py, Kubernetes v1.36.3) with kubectl, its
 statuses through the status subresource, and served by the stand-in; then
 the same requests go to both and every answer the project relies on is
 compared: discovery, LIST with label selectors (k=v, k==v, k!=v, k, !k) and
@@ -33,7 +32,7 @@ Each difference is printed under its check; the last line is
 `N passed, N failed`. Needs `make cluster-bin`; without the binaries it
 prints one SKIPPED line.
 
-    python3 e2e/standin_vs_apiserver.py [CASE.json ...] [--long-watch SECONDS]
+    python3 -m e2e.standin_vs_apiserver [CASE.json ...] [--long-watch SECONDS]
 """
 
 import argparse
@@ -46,12 +45,10 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import apiserver  # noqa: E402
-from controlplane import KUBE_OVN_CRDS, ControlPlane, ControlPlaneError  # noqa: E402
+from e2e.harness import ROOT, apiserver
+from e2e.harness.checks import short, skip, summary
+from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane, ControlPlaneError
 
-ROOT = HERE.parent
 CASES = [
     "tests/conformance/303-i12-several-ip-crs-first-in-name-order.json",  # IPs with labels, paging
     "tests/conformance/265-i5-subnet-namespaces-list-without-namespace-annotation.json",  # two namespaces
@@ -72,11 +69,6 @@ ENVELOPE = {"apiVersion", "kind", "metadata"}
 
 
 # -- comparing -------------------------------------------------------------------
-
-def short(v, n=160):
-    s = json.dumps(v, sort_keys=True)
-    return s if len(s) <= n else s[:n] + "…"
-
 
 def diff(real, stand, path="$", names=("real", "stand-in")):
     """Differences between two JSON values, as lines; VOLATILE keys by type only."""
@@ -683,9 +675,7 @@ def main():
                              "(75: one before its end; 130: also the periodic one; 0: none)")
     args = parser.parse_args()
     if not ControlPlane().apiserver_bin.exists():
-        print("SKIPPED: standin_vs_apiserver: kube-apiserver not found (make cluster-bin)")
-        print("0 passed, 0 failed")
-        return 0
+        return skip("standin_vs_apiserver", "kube-apiserver not found (make cluster-bin)")
     results = Results()
     status_plurals = crd_status_plurals()
     for i, case in enumerate(args.cases):
@@ -694,8 +684,7 @@ def main():
         except ControlPlaneError as e:
             results.check(f"{case}: control plane", [str(e)])
     print(f"{results.notes} data notes (the real server stores a case's object differently)")
-    print(f"{results.passed} passed, {results.failed} failed")
-    return 1 if results.failed else 0
+    return summary(results.passed, results.failed)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""Smoke test of e2e/controlplane.py against the real binaries.
+"""Smoke test of e2e/harness/controlplane.py against the real binaries.
 
 Starts etcd and kube-apiserver, installs the Kube-OVN and Kubewarden CRDs,
 creates an IP object with kubectl and reads it back, checks that RBAC
@@ -7,7 +6,7 @@ denies a ServiceAccount without grants (a token, and impersonation), and
 stops; every phase is timed. Without the binaries (`make cluster-bin`) it
 prints one SKIPPED line. The last line is `N passed, N failed`.
 
-    python3 e2e/test_controlplane.py
+    python3 -m e2e.test_controlplane
 """
 
 import json
@@ -15,39 +14,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from controlplane import ControlPlane, ControlPlaneError  # noqa: E402
+from e2e.harness.checks import Checks, skip, summary
+from e2e.harness.cluster import SEED_IP
+from e2e.harness.controlplane import ControlPlane, ControlPlaneError
 
-IP = {
-    "apiVersion": "kubeovn.io/v1",
-    "kind": "IP",
-    "metadata": {"name": "static-7584848b74-fw9dm.default"},
-    "spec": {
-        "podName": "static-7584848b74-fw9dm",
-        "namespace": "default",
-        "subnet": "ovn-default",
-        "ipAddress": "10.16.0.15",
-        "v4IpAddress": "10.16.0.15",
-        "podType": "",
-        "attachSubnets": [],
-        "attachIps": [],
-        "macAddress": "",
-        "containerID": "",
-        "nodeName": "",
-    },
-}
+IP = SEED_IP
 
-passed, failed = 0, 0
-
-
-def check(name, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"PASS {name}")
-    else:
-        failed += 1
-        print(f"FAIL {name}{': ' + detail if detail else ''}")
+CHECKS = Checks()
+check = CHECKS.check
 
 
 class Timer:
@@ -126,15 +100,12 @@ def run():
 
 def main():
     if not ControlPlane().apiserver_bin.exists():
-        print("SKIPPED: test_controlplane: kube-apiserver not found (make cluster-bin)")
-        print("0 passed, 0 failed")
-        return 0
+        return skip("test_controlplane", "kube-apiserver not found (make cluster-bin)")
     try:
         run()
     except ControlPlaneError as e:
         check("control plane", False, str(e))
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary(CHECKS.passed, CHECKS.failed)
 
 
 if __name__ == "__main__":

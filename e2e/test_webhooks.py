@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
-"""e2e/webhooks.py against what Kubewarden's controller writes.
+"""e2e/harness/webhooks.py against what Kubewarden's controller writes.
 
-    python3 e2e/test_webhooks.py [-v]
+    python3 -m e2e.test_webhooks [-v]
 
 Each expected object below is written out by hand from the controller's Go
 source (kubewarden-controller at 3460bb71; the CRDs are 1.37.2's), with the
@@ -15,22 +14,19 @@ import copy
 import json
 import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from webhooks import (  # noqa: E402
+from e2e.harness import DEPLOY, POLICY_FILES
+from e2e.harness.checks import summary
+from e2e.harness.webhooks import (
     dump_policies_yml,
     load_cluster_admission_policies,
     render_policies_yml,
     render_webhook,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = [ROOT / "deploy/cluster-admission-policies.yaml", ROOT / "deploy/ip-objects-policy.yaml"]
-
 
 def deployed(name):
-    for policy in load_cluster_admission_policies(DEPLOY):
+    for policy in load_cluster_admission_policies(POLICY_FILES):
         if policy["metadata"]["name"] == name:
             return policy
     raise KeyError(name)
@@ -297,7 +293,7 @@ class DeployWebhooks(unittest.TestCase):
     def test_load_skips_other_documents(self):
         # deploy/policy-server.yaml: a ServiceAccount, a PriorityClass, a
         # PolicyServer; the comment-only head of each file is an empty document.
-        paths = sorted((ROOT / "deploy").glob("*.yaml"))
+        paths = sorted(DEPLOY.glob("*.yaml"))
         names = [p["metadata"]["name"] for p in load_cluster_admission_policies(paths)]
         self.assertEqual(names, ["kube-ovn-static-ip", "kube-ovn-networks", "kube-ovn-ip-objects"])
 
@@ -425,7 +421,7 @@ class PoliciesYml(unittest.TestCase):
     maxDiff = None
 
     def test_deploy(self):
-        got = render_policies_yml(load_cluster_admission_policies(DEPLOY), "file:///m/annotated-policy.wasm")
+        got = render_policies_yml(load_cluster_admission_policies(POLICY_FILES), "file:///m/annotated-policy.wasm")
         self.assertEqual(got, DEPLOY_POLICIES_YML)
         self.assertEqual(list(got), sorted(got))  # Go writes map keys sorted
 
@@ -448,7 +444,7 @@ class PoliciesYml(unittest.TestCase):
         }})
 
     def test_policy_server_filter(self):
-        policies = load_cluster_admission_policies(DEPLOY) + [AUDIT_POLICY]
+        policies = load_cluster_admission_policies(POLICY_FILES) + [AUDIT_POLICY]
         self.assertEqual(list(render_policies_yml(policies, policy_server="default")), ["clusterwide-audit-only"])
         self.assertEqual(len(render_policies_yml(policies, policy_server="kube-ovn")), 3)
 
@@ -477,5 +473,4 @@ if __name__ == "__main__":
     result = unittest.TextTestRunner(verbosity=verbosity, stream=sys.stdout).run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
     passed = result.testsRun - failed - len(result.skipped)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(summary(passed, failed))

@@ -9,7 +9,7 @@
 #
 #   scripts/ci-shared-data.sh DIR
 #
-# Then SHARED_DIR=DIR (e2e/controlplane.py) and KUBEWARDEN_SCHEMAS=DIR/kubewarden
+# Then SHARED_DIR=DIR (e2e/harness/controlplane.py) and KUBEWARDEN_SCHEMAS=DIR/kubewarden
 # (scripts/validate-deploy.py). The report CRDs (wgpolicyk8s.io) are left
 # out: only the audit test installs them, and it needs audit-scanner.
 # KUBEWARDEN_CHARTS_URL, KUBE_OVN_URL and NAD_CLIENT_URL override where the files come from

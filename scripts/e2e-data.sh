@@ -22,7 +22,7 @@ for line in "${lines[@]}"; do
   cases+=("$case.json")
 done
 # The answers are compared with the cases' expectations on the way.
-python3 e2e/conformance_kwctl.py annotated-policy.wasm "${cases[@]}" --sessions "$recorded"
+python3 -m e2e.conformance_kwctl annotated-policy.wasm "${cases[@]}" --sessions "$recorded"
 for line in "${lines[@]}"; do
   read -r name case <<<"$line"
   jq .request "$case.json" > "test_data/$name.json"

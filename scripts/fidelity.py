@@ -74,7 +74,7 @@ ADDED = ("upstream", "difference", "controller")
 
 
 def case_input(case):
-    """The hash e2e/oracle.py records: what upstream's answer depends on."""
+    """The hash e2e/harness/cases.py's record_of records: what upstream's answer depends on."""
     key = {k: case.get(k) for k in ("request", "cluster", "settings", "forbidden")}
     text = json.dumps(key, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -238,21 +238,28 @@ def item_order_any(why):
     return (0, *item_order(why)) if ITEM.match(why) else (1, 0, 0) if why == "upstream" else (2, 0, 0)
 
 
+def sync_table(path, doc, begin, end, wanted, update, what):
+    """A document's table between its markers against `wanted`: written with `update`, else
+    the problems (none when it is the records')."""
+    name = path.relative_to(ROOT)
+    if begin not in doc or end not in doc:
+        return [f"{name} has no table between {begin} and {end}"]
+    current = doc[doc.index(begin):doc.index(end) + len(end)]
+    if current == wanted:
+        return []
+    if update:
+        path.write_text(doc.replace(current, wanted))
+        print(f"fidelity: {name}'s {what} written")
+        return []
+    return [f"{name}'s {what} is not the records': make fidelity UPDATE=1"]
+
+
 def check_allocator(answers, update_doc):
     """The allocator column: prints its unexplained cases and its summary line; the problems."""
     doc = ALLOCATOR_DOC.read_text()
     results, problems = judge_allocator(answers, allocator_items(doc))
-    if ALLOCATOR_BEGIN not in doc or ALLOCATOR_END not in doc:
-        problems.append(f"docs/fidelity.md has no table between {ALLOCATOR_BEGIN} and {ALLOCATOR_END}")
-    else:
-        current = doc[doc.index(ALLOCATOR_BEGIN):doc.index(ALLOCATOR_END) + len(ALLOCATOR_END)]
-        wanted = allocator_table(results)
-        if current != wanted:
-            if update_doc:
-                ALLOCATOR_DOC.write_text(doc.replace(current, wanted))
-                print("fidelity: docs/fidelity.md's allocator table written")
-            else:
-                problems.append("docs/fidelity.md's allocator table is not the records': make fidelity UPDATE=1")
+    problems += sync_table(ALLOCATOR_DOC, doc, ALLOCATOR_BEGIN, ALLOCATOR_END, allocator_table(results), update_doc,
+                           "allocator table")
     for r in results:
         if r["status"] == "unexplained":
             print(f"UNEXPLAINED allocator {r['case']} (contract {r['item']}): the policy {r['policy']}, "
@@ -371,16 +378,7 @@ def main():
         if item not in shown and item not in alike:
             problems.append(f"docs/differences.md lists {item}, but no recorded case names it")
     wanted = table(items, shown, alike)
-    if BEGIN not in doc or END not in doc:
-        problems.append(f"docs/differences.md has no table between {BEGIN} and {END}")
-    else:
-        current = doc[doc.index(BEGIN):doc.index(END) + len(END)]
-        if current != wanted:
-            if args.update_doc:
-                DOC.write_text(doc.replace(current, wanted))
-                print("fidelity: docs/differences.md's table written")
-            else:
-                problems.append("docs/differences.md's table of cases is not the records': make fidelity UPDATE=1")
+    problems += sync_table(DOC, doc, BEGIN, END, wanted, args.update_doc, "table of cases")
 
     for r in results:
         if r["status"] == "unexplained":

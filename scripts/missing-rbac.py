@@ -5,7 +5,7 @@
     python3 scripts/missing-rbac.py [--policy-server PATH] [--workers N] [--out FILE]
 
 Runs Kubewarden's policy-server (plain HTTP on 127.0.0.1) with
-annotated-policy.wasm, against the API server stand-in of e2e/apiserver.py
+annotated-policy.wasm, against the API server stand-in of e2e/harness/apiserver.py
 serving a conformance case's cluster, and POSTs AdmissionReviews to
 /validate/<policy> as the API server would. The stand-in answers 403
 Forbidden for the kinds a scenario forbids, as an API server does for a
@@ -22,7 +22,6 @@ policy-server's default --policy-timeout 2; a webhook caller is given
 """
 
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -37,6 +36,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from e2e_harness import harness
+
 ROOT = Path(__file__).resolve().parent.parent
 CALLER_TIMEOUT = 35.0
 WEBHOOK_TIMEOUT = 10.0  # timeoutSeconds of the policies in deploy/
@@ -50,14 +51,9 @@ NAT_GW = ("clusterwide-kube-ovn-networks", ROOT / "tests/conformance/218-natgw-c
 EIP = ("clusterwide-kube-ovn-networks", ROOT / "tests/cases/k01-ovn-dnat-eip-lookup-forbidden.json")
 
 
-def load_standin():
-    spec = importlib.util.spec_from_file_location("apiserver", ROOT / "e2e/apiserver.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-apiserver = load_standin()
+apiserver = harness("apiserver")
+free_port = harness("processes").free_port
+webhooks = harness("webhooks")
 
 
 class CountingHandler(apiserver.Handler):
@@ -66,12 +62,6 @@ class CountingHandler(apiserver.Handler):
     def log_message(self, fmt, *args):
         if len(args) >= 2:
             self.server.seen.append((time.monotonic(), self.path, str(args[1])))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def review(request, uid):
@@ -110,10 +100,7 @@ def show(label, result):
 def policies_from_deploy(module):
     """policies.yml for the policy-server, as the Kubewarden controller writes it
     from deploy/cluster-admission-policies.yaml (module replaced by a local file;
-    e2e/webhooks.py renders it)."""
-    spec = importlib.util.spec_from_file_location("webhooks", ROOT / "e2e/webhooks.py")
-    webhooks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(webhooks)
+    e2e/harness/webhooks.py renders it)."""
     caps = webhooks.load_cluster_admission_policies([ROOT / "deploy/cluster-admission-policies.yaml"])
     return webhooks.render_policies_yml(caps, f"file://{module}")
 

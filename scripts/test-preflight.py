@@ -3,7 +3,7 @@
 
     python3 scripts/test-preflight.py
 
-The stand-in (e2e/apiserver.py, for discovery) also answers kubectl's
+The stand-in (e2e/harness/apiserver.py, for discovery) also answers kubectl's
 SelfSubjectAccessReviews, for the impersonated user, from the RBAC in
 deploy/*.yaml as scripts/validate-deploy.py computes it: so this checks the
 preflight's commands (kubectl accepts them, they ask what they mean to ask)
@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from e2e_harness import harness
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -32,7 +34,7 @@ def load(name, path):
     return module
 
 
-apiserver = load("apiserver", ROOT / "e2e/apiserver.py")
+apiserver = harness("apiserver")
 validate = load("validate_deploy", ROOT / "scripts/validate-deploy.py")
 
 

@@ -7,29 +7,22 @@
 # separate modules that the Go module proxy does not serve: ./controller and
 # ./cainjector are small mains over the library (see their doc comments).
 # Skips the build when the binaries were built from the same go.mod, go.sum,
-# sources, this script and Go version (a stamp file records their hash).
+# sources, build scripts and Go version (../go-build.sh).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 out="${CERTMANAGER_BIN_DIR:-$root/target/certmanager/bin}"
-
-GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
-[ -x "$GO" ] || { echo "build.sh: go not found (PATH or /usr/local/go/bin/go)" >&2; exit 1; }
+. "$here/../go-build.sh"
 
 stamp="$out/.build-stamp"
-want="$(cd "$here" && cat go.mod go.sum build.sh controller/main.go cainjector/main.go | sha256sum | cut -d' ' -f1) $("$GO" env GOVERSION)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
-  && [ -x "$out/cert-manager-controller" ] && [ -x "$out/cert-manager-cainjector" ]; then
-  echo "cert-manager binaries are up to date in $out"
-  exit 0
-fi
+inputs=(go.mod go.sum build.sh ../go-build.sh controller/main.go cainjector/main.go)
+binaries=(cert-manager-controller cert-manager-cainjector)
+what="cert-manager binaries"
+skip_if_up_to_date
 
-start=$(date +%s)
-mkdir -p "$out"
-rm -f "$stamp"
-echo "building cert-manager controller and cainjector into $out ($("$GO" env GOVERSION), GOCACHE=$("$GO" env GOCACHE))"
-(cd "$here" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$out/cert-manager-controller" ./controller)
-(cd "$here" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$out/cert-manager-cainjector" ./cainjector)
-echo "$want" > "$stamp"
-echo "cert-manager binaries built in $(( $(date +%s) - start )) s"
+start_build "cert-manager controller and cainjector"
+for binary in controller cainjector; do
+  (cd "$here" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$out/cert-manager-$binary" "./$binary")
+done
+finish_build

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A real Kubernetes control plane on 127.0.0.1: etcd and kube-apiserver.
 
 The binaries come from `make cluster-bin` (e2e/cluster/build.sh): Kubernetes
@@ -22,12 +21,10 @@ creates the one it needs). Only the standard library and PyYAML are used.
 """
 
 import base64
-import ctypes
 import json
 import os
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -39,8 +36,9 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("SHARED_DIR", ROOT.parent / "shared"))
+from . import ROOT, SHARED
+from .certificates import openssl
+from .processes import die_with_parent, free_port, log_tail, stop_process
 # Kube-OVN's own, and Multus' NetworkAttachmentDefinition, which its
 # controller reads for a pod's attachments (I17).
 KUBE_OVN_CRDS = [SHARED / "kube-ovn/crds/kube-ovn-crd.yaml", SHARED / "multus/crds/network-attachment-definitions.yaml"]
@@ -54,19 +52,6 @@ def bin_path(name, env):
     if os.environ.get(env):
         return Path(os.environ[env])
     return Path(os.environ.get("KUBE_BIN_DIR", ROOT / "target/cluster/bin")) / name
-
-
-def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _die_with_parent():
-    """preexec_fn: SIGKILL this child when the thread that started it dies."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class ControlPlaneError(RuntimeError):
@@ -172,17 +157,13 @@ class ControlPlane:
             stderr=subprocess.STDOUT,
             cwd=self.dir,
             start_new_session=True,  # Ctrl-C reaches Python, which stops them in order
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_parent,
         )
         return self.procs[name]
 
     def log_tail(self, name, lines=30):
         """The last lines of a component's log ("etcd" or "kube-apiserver")."""
-        try:
-            text = (self.dir / f"{name}.log").read_text(errors="replace")
-        except (OSError, TypeError):
-            return ""
-        return "\n".join(text.splitlines()[-lines:])
+        return log_tail(self.dir / f"{name}.log", lines) if self.dir else ""
 
     def _wait(self, name, probe, timeout):
         """Polls probe() until it returns true; fails early if the process died."""
@@ -199,7 +180,7 @@ class ControlPlane:
     # -- certificates ------------------------------------------------------
 
     def _openssl(self, *args):
-        subprocess.run(["openssl", *args], cwd=self.dir, check=True, capture_output=True)
+        openssl(self.dir, *args, check=True)
 
     def _signed(self, name, subject, extensions):
         """An EC key and a certificate for it signed by the CA."""
@@ -329,8 +310,8 @@ class ControlPlane:
 
     # -- clients -----------------------------------------------------------
 
-    def kubectl(self, *args, input=None, as_user=None, check=True, kubeconfig=None, timeout=120):
-        """Runs kubectl against this server (admin unless `kubeconfig` or `as_user`).
+    def kubectl(self, *args, input=None, as_user=None, check=True, kubeconfig=None, cwd=None, timeout=120):
+        """Runs kubectl against this server (admin unless `kubeconfig` or `as_user`), in `cwd`.
 
         Returns the CompletedProcess (text); with check, a non-zero exit
         raises ControlPlaneError carrying stderr.
@@ -340,7 +321,7 @@ class ControlPlane:
         if as_user:
             cmd.append(f"--as={as_user}")
         cmd += [str(a) for a in args]
-        r = subprocess.run(cmd, input=input, capture_output=True, text=True, timeout=timeout)
+        r = subprocess.run(cmd, input=input, capture_output=True, text=True, cwd=cwd, timeout=timeout)
         if check and r.returncode != 0:
             raise ControlPlaneError(f"kubectl {' '.join(map(str, args))}: exit {r.returncode}: {r.stderr.strip()}")
         return r
@@ -422,18 +403,6 @@ class ControlPlane:
         return Path(path)
 
 
-def stop_process(proc, timeout=10):
-    """SIGTERM, then SIGKILL after `timeout` seconds; nothing if it is gone already."""
-    if proc is None or proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def _remove_stale_folders():
     """Removes the folders of control planes whose Python process was killed."""
     for folder in Path(tempfile.gettempdir()).glob(FOLDER_PREFIX + "*"):
@@ -450,7 +419,7 @@ def _b64(path):
 
 
 if __name__ == "__main__":
-    # Alone: start a control plane, print how to reach it, stop on Ctrl-C.
+    # Alone (python3 -m e2e.harness.controlplane): start a control plane, print how to reach it, stop on Ctrl-C.
     with ControlPlane(verbose=True) as cp:
         cp.install_crds()
         print(f"API server {cp.url}\nexport KUBECONFIG={cp.kubeconfig}\n(Ctrl-C stops it)", flush=True)

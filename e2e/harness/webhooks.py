@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """What Kubewarden's controller makes of a ClusterAdmissionPolicy.
 
 For each ClusterAdmissionPolicy bound to a PolicyServer, the controller
@@ -19,8 +18,8 @@ the object as a GET returns it. docs/webhooks.md lists every rule and the
 Go source it comes from. Our own code: nothing here is copied from
 Kubewarden. Only the standard library and PyYAML are used.
 
-    python3 e2e/webhooks.py deploy/*.yaml            # the webhooks, as YAML
-    python3 e2e/webhooks.py --policies-yml deploy/*.yaml
+    python3 -m e2e.harness.webhooks deploy/*.yaml            # the webhooks, as YAML
+    python3 -m e2e.harness.webhooks --policies-yml deploy/*.yaml
 """
 
 import argparse

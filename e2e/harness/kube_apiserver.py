@@ -1,8 +1,7 @@
-#!/usr/bin/env python3
 """A real kube-apiserver serving bench_e2e.py's generated cluster (`--apiserver kube-apiserver`).
 
-In place of the stand-in (e2e/apiserver.py): etcd and kube-apiserver from
-`make cluster-bin` (e2e/controlplane.py), Kube-OVN's and Kubewarden's CRDs,
+In place of the stand-in (e2e/harness/apiserver.py): etcd and kube-apiserver from
+`make cluster-bin` (e2e/harness/controlplane.py), Kube-OVN's and Kubewarden's CRDs,
 deploy/policy-server.yaml's ServiceAccount and deploy/rbac.yaml applied as
 shipped, and the generated objects written through the API: many POSTs at
 once, each connection kept alive, as the admin (client certificate); a
@@ -19,7 +18,7 @@ counted, as the stand-in does not count it), a watch when it starts; the
 watches open are those started and not yet ended. apiserver_request_total of
 /metrics would count the API server's own loopback requests too, and a watch
 only when it ends. The object has the stand-in's interface for bench_e2e.py
-and policy_server.PolicyServer: start(), write_kubeconfig(), stats.snapshot()
+and servers.PolicyServer: start(), write_kubeconfig(), stats.snapshot()
 (get, list, watch, watches_open, watches_peak), processes() (name: pid, for
 the CPU they use), stop().
 """
@@ -35,12 +34,10 @@ from pathlib import Path
 
 import yaml
 
-from apiserver import BY_KEY, DISCOVERY
-from controlplane import ControlPlane, ControlPlaneError
-from replay import clean, resource_path
-
-ROOT = Path(__file__).resolve().parent.parent
-DEPLOY = ROOT / "deploy"
+from . import DEPLOY
+from .apiserver import BY_KEY, DISCOVERY
+from .controlplane import ControlPlane, ControlPlaneError
+from .replay import clean, resource_path
 NAMESPACE = "kubewarden"
 SERVICE_ACCOUNT = "kube-ovn-policy-server"
 USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"

@@ -11,7 +11,7 @@ of deploy/: its answer (code, message, Warning headers) is the outcome.
 import copy
 import re
 
-from apiserver import KINDS
+from .apiserver import KINDS
 
 # deploy/cluster-admission-policies.yaml excludes this user's requests
 # (matchConditions): what it writes is never checked, as in a cluster.

@@ -19,14 +19,11 @@ Used by e2e/cluster_e2e.py (`--only guard`).
 """
 
 import time
-from pathlib import Path
 
-import yaml
+from . import DEPLOY
+from .kubeapi import Api
 
-from kubeapi import Api
-
-ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = ROOT / "deploy" / "policy-server.yaml"
+MANIFEST = DEPLOY / "policy-server.yaml"
 GUARD = "kube-ovn-policy-server-guard"
 # The validation's message in deploy/policy-server.yaml, as a tenant reads it.
 MESSAGE = (
@@ -146,7 +143,7 @@ class Guard:
              "subjects": [{"kind": "ServiceAccount", "name": TENANT, "namespace": TENANT_NAMESPACE}],
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "policy-author"}},
         ):
-            self.suite.kubectl_apply(obj)
+            self.suite.apply(obj)
         return Api(kubeconfig)
 
     def run(self):

@@ -1,4 +1,4 @@
-"""A tenant against the policy-server, on the real API server (cluster_e2e.py, test `adversary`).
+"""A tenant against the policy-server, on the real API server (e2e/cluster_e2e.py, test `adversary`).
 
 A ServiceAccount that may only create pods and Deployments in its own
 namespace sends, for a bounded time, dry-run pods and Deployments (deploy/'s
@@ -55,8 +55,8 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
-from kubeapi import Api
-from replay import outcome, resource_path
+from .kubeapi import Api
+from .replay import outcome, resource_path
 
 TENANT_NAMESPACE = "adv-tenant"
 TENANT = "tenant"
@@ -357,7 +357,7 @@ def run(suite, audit, webhook):
     for obj in real_objects():
         suite.replayer.create(obj)
     for obj in tenant_rbac():
-        suite.kubectl_apply(obj)
+        suite.apply(obj)
     kubeconfig = cp.service_account_kubeconfig(TENANT_NAMESPACE, TENANT, suite.folder / "tenant.kubeconfig")
     tenant = Api(kubeconfig, keep_alive=True)
     code, body, _ = tenant.request("POST", resource_path("v1", "pods", "default"), pod("x", {}, "default"), params={"dryRun": "All"})
@@ -512,7 +512,7 @@ def run(suite, audit, webhook):
                 "; ".join(too_many[:shown]))
     exited = suite.server.proc.poll()
     suite.check("adversary: the server is still running", exited is None,
-                f"exited with {exited}: {Path(suite.server.log.name).read_text()[-500:]}")
+                f"exited with {exited}: {suite.server.log.read_text(errors='replace')[-500:]}")
     suite.check(f"adversary: the serving process's RSS grows by 5 MiB at most over the attack's second half "
                 f"(at least {min(SECOND_HALF_MIN, total - warm_n)} requests)",
                 rss_after - rss_warm <= RSS_GROWTH_MAX_KIB and second >= min(SECOND_HALF_MIN, total - warm_n),

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """A Kubernetes API server stand-in for the real Kubewarden runtime.
 
 kwctl and policy-server reach the cluster through kube-rs. This serves
@@ -45,7 +44,7 @@ It counts the requests it serves by verb and holds a count of open watches,
 for the benchmark (also at /standin/stats). Run alone it serves one case
 file and writes a kubeconfig:
 
-    python3 e2e/apiserver.py CASE.json --kubeconfig /tmp/kubeconfig
+    python3 -m e2e.harness.apiserver CASE.json --kubeconfig /tmp/kubeconfig
 
 Only the standard library is used, so a fresh machine needs nothing but
 python3.
@@ -63,9 +62,10 @@ import sys
 import threading
 import time
 import uuid
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from . import ROOT
 
 # The kinds a conformance file's `cluster` may hold:
 # key, apiVersion, kind, plural, namespaced.
@@ -74,7 +74,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 # plural, namespaced.
 KINDS = [
     (k["caseKey"], k["apiVersion"], k["kind"], k["plural"], k["namespaced"])
-    for k in json.loads((Path(__file__).resolve().parent.parent / "kinds.json").read_text())
+    for k in json.loads((ROOT / "kinds.json").read_text())
 ]
 
 BY_KEY = {k[0]: k for k in KINDS}

@@ -16,7 +16,7 @@ Examples that share a cluster share a policy-server. The last line is
 
 `--server` names the server binary: Kubewarden's `policy-server` (the
 default), or this repository's stand-in for it, `kop-serve` (testhost/,
-`cargo build --profile host -p testhost --bin kop-serve`), which takes the
+`cargo build --profile host -p kop-serve`), which takes the
 same command line and policies.yml. Where kwctl is not on PATH (or the module
 is not annotated, which kwctl needs), the reference answer is `kop-run`'s
 (our waPC host, lookups answered from the case's cluster) instead of kwctl's. `--standin-tls` serves the stand-in over HTTPS

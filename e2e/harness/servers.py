@@ -1,4 +1,4 @@
-"""policy-server, or this repository's kop-serve (testhost/src/serve/, the
+"""policy-server, or this repository's kop-serve (kop-serve/, the
 same command line), serving deploy/'s policies over TLS on this machine."""
 
 import json

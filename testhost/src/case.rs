@@ -40,7 +40,7 @@ pub struct Case {
     #[serde(default)]
     pub settings: Value,
     /// The kinds the API server answers 403 for (this project's own
-    /// extension of the format; `e2e/apiserver.py` honours it too).
+    /// extension of the format; `e2e/harness/apiserver.py` honours it too).
     #[serde(default)]
     pub forbidden: Vec<String>,
     /// The expected answer (absent in plain example files).

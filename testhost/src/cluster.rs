@@ -26,11 +26,11 @@ pub enum Failure {
     Forbidden,
 }
 
-/// The ServiceAccount the forbidden texts name, as `e2e/apiserver.py` does.
+/// The ServiceAccount the forbidden texts name, as `e2e/harness/apiserver.py` does.
 const POLICY_SERVER_USER: &str = "system:serviceaccount:kubewarden:policy-server";
 
 /// kube-rs' `Error::Api` text for a 403 on a GET, as policy-evaluator
-/// passes it on (recorded with kwctl 1.36 against `e2e/apiserver.py`).
+/// passes it on (recorded with kwctl 1.36 against `e2e/harness/apiserver.py`).
 fn forbidden_get(api_version: &str, name: &str, namespace: Option<&str>, plural: &str) -> String {
     let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
     let resource = if group.is_empty() {

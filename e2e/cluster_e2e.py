@@ -4,7 +4,8 @@
 
 Starts etcd and kube-apiserver on 127.0.0.1 (e2e/harness/controlplane.py, binaries
 built from Go modules by `make cluster-bin`), installs Kube-OVN's and
-Kubewarden's CRDs from ../shared, applies deploy/ as shipped, and serves the
+Kubewarden's CRDs from ../shared, applies deploy/ as shipped (`kubectl apply -k
+deploy/`, then the optional ip-objects-policy.yaml), and serves the
 policies of deploy/ to the API server over HTTPS with BINARY: Kubewarden's
 policy-server where it is on PATH, or this project's kop-serve (the same
 command line; host calls answered from the same API server). The server
@@ -22,6 +23,9 @@ Tests, each with exact expectations:
   at a held address is refused (I18);
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
+- overlay: `kubectl kustomize deploy/` is its files' objects; the overlay for
+  Kubewarden in cattle-kubewarden-system applied over it: its preflight, and
+  the policy-server running as that namespace's ServiceAccount;
 - guard: who may put a policy on the PolicyServer kube-ovn, by
   deploy/policy-server.yaml's ValidatingAdmissionPolicy (e2e/harness/guard.py):
   a tenant and a cluster admin, namespaced and cluster-wide policies;
@@ -57,6 +61,7 @@ from e2e.harness.cluster import (
     SEED_MESSAGE,
     SEED_IP,
     SEED_REFUSAL,
+    SERVICE_ACCOUNT,
     STATIC_IP_WEBHOOK,
     ClusterSuite,
     run_cluster_suite,
@@ -65,6 +70,9 @@ from e2e.harness.kube_apiserver import AuditCounter, audit_of_policy_server
 from e2e.harness.replay import KUBE_OVN_USER, Refused
 from e2e.harness.servers import WebhookServer
 from e2e.harness.webhooks import policy_id, render_webhook
+
+# Rancher's Kubewarden namespace, and the overlay of that name (overlays/).
+OVERLAY_NAMESPACE = "cattle-kubewarden-system"
 
 
 class Suite(ClusterSuite):
@@ -305,10 +313,10 @@ class Suite(ClusterSuite):
 
     # --- RBAC --------------------------------------------------------------
 
-    def preflight(self):
+    def preflight(self, namespace=NAMESPACE):
         env = dict(os.environ, KUBECONFIG=str(self.cp.kubeconfig),
                    PATH=f"{Path(self.cp.kubectl_bin).parent}:{os.environ['PATH']}")
-        return subprocess.run(["bash", str(ROOT / "scripts/preflight.sh"), NAMESPACE], capture_output=True, text=True, env=env)
+        return subprocess.run(["bash", str(ROOT / "scripts/preflight.sh"), namespace], capture_output=True, text=True, env=env)
 
     def test_rbac(self):
         """scripts/preflight.sh on the real RBAC; then one grant removed at a time, and its effect measured."""
@@ -370,6 +378,48 @@ class Suite(ClusterSuite):
         self.check(f"rbac: without {what}, an OvnDnatRule is refused with 400 naming the permission",
                    not got["allowed"] and got["code"] == 400 and "forbidden" in (got["message"] or "").lower(), got["raw"])
 
+
+    # --- the kustomization -----------------------------------------------
+
+    def test_overlay(self):
+        """deploy/ as kubectl's kustomize builds it, and the overlay for Kubewarden in
+        cattle-kubewarden-system applied over it: its RBAC passes the preflight there, and the
+        policy-server running as that namespace's ServiceAccount decides the seed's demo."""
+        built = self.kubectl("kustomize", str(DEPLOY))
+        files = [d for f in ("policy-server.yaml", "rbac.yaml", "cluster-admission-policies.yaml")
+                 for d in yaml.safe_load_all((DEPLOY / f).read_text()) if d]
+        got = [d for d in yaml.safe_load_all(built.stdout) if d] if built.returncode == 0 else None
+        self.check("overlay: kubectl kustomize deploy/ gives exactly the objects of its three files, in order",
+                   got == files, built.stderr.strip() or f"{len(got or [])} objects")
+        self.kubectl("create", "namespace", OVERLAY_NAMESPACE)
+        applied = self.apply_deploy(ROOT / "overlays" / OVERLAY_NAMESPACE)
+        self.check(f"overlay: kubectl apply -k overlays/{OVERLAY_NAMESPACE} accepted", applied.returncode == 0,
+                   applied.stderr.strip())
+        kubeconfig = self.server.kubeconfig
+        try:
+            done = self.preflight(OVERLAY_NAMESPACE)
+            lines = done.stdout.splitlines()
+            self.check(f"overlay: preflight passes for {OVERLAY_NAMESPACE}",
+                       done.returncode == 0 and lines and all(l.startswith("ok") for l in lines),
+                       f"{len(lines)} checks" if done.returncode == 0 else done.stdout + done.stderr)
+            done = self.preflight(NAMESPACE)
+            self.check(f"overlay: the grants moved: preflight fails for {NAMESPACE}",
+                       done.returncode == 1, f"{sum(l.startswith('FAIL') for l in done.stdout.splitlines())} checks fail")
+            self.server.kubeconfig = self.cp.service_account_kubeconfig(
+                OVERLAY_NAMESPACE, SERVICE_ACCOUNT, self.folder / "overlay-sa.kubeconfig")
+            self.server.restart()
+            self.wait_for_webhooks()
+            self.seed_conflict()
+            done, ms = self.seed_demo()
+            self.check(f"overlay: served as {OVERLAY_NAMESPACE}'s ServiceAccount, the seed's demo is refused verbatim",
+                       done.returncode != 0 and done.stderr.strip() == SEED_REFUSAL, done.stderr.strip())
+        finally:
+            restored = self.apply_deploy()
+            self.check("overlay: kubectl apply -k deploy/ again restores the grants",
+                       restored.returncode == 0 and self.preflight().returncode == 0, restored.stderr.strip())
+            self.server.kubeconfig = kubeconfig
+            self.server.restart()
+            self.wait_for_webhooks()
 
     def test_guard(self):
         """deploy/policy-server.yaml's ValidatingAdmissionPolicy: no namespaced policy on kube-ovn (e2e/harness/guard.py)."""
@@ -473,8 +523,8 @@ def main():
     parser.add_argument("cases", nargs="*", default=[str(d) for d in CASE_DIRS])
     parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
     parser.add_argument("--only", action="append",
-                        help="run only these tests (seed, ippool, cases, exclusions, pod_update, failure, rbac, guard, adversary, "
-                             "scaffold)")
+                        help="run only these tests (seed, ippool, cases, exclusions, pod_update, failure, rbac, overlay, guard, "
+                             "adversary, scaffold)")
     parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
     parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
@@ -492,8 +542,8 @@ def main():
                      help="one request in this many is a large one (thousands of attachments, 20 000-address pools)")
     adv.add_argument("--adversary-baseline", type=int, default=40, help="legitimate requests timed without the attack")
     args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "guard", "adversary",
-                          "scaffold"]
+    tests = args.only or ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "overlay", "guard",
+                          "adversary", "scaffold"]
 
     def make(cp, folder):
         suite = Suite(args, cp, folder)

@@ -13,7 +13,7 @@ import time
 import traceback
 from pathlib import Path
 
-from . import DEPLOY, POLICY_FILES
+from . import DEPLOY
 from .controlplane import ControlPlane
 from .kubeapi import Api
 from .processes import die_with_parent, log_tail, stop_process, wait_for
@@ -87,14 +87,16 @@ class Checks:
         if done.returncode != 0:
             raise RuntimeError(f"kubectl apply: {done.stderr.strip()}")
 
-    def apply_deploy(self, files=None, retry_s=0):
-        """kubectl apply --server-side of deploy/ as shipped (policy-server.yaml, rbac.yaml and the
-        policies, or `files`), retried for `retry_s` seconds (while a webhook configuration is not
-        in effect yet): the last CompletedProcess."""
-        files = files or [DEPLOY / "policy-server.yaml", DEPLOY / "rbac.yaml", *POLICY_FILES]
+    def apply_deploy(self, kustomization=DEPLOY, retry_s=0):
+        """deploy/ as an operator applies it: `kubectl apply --server-side -k` of the kustomization
+        (deploy/, or an overlay), then the optional ip-objects-policy.yaml with -f; retried for
+        `retry_s` seconds (while a webhook configuration is not in effect yet): the first failed
+        CompletedProcess, else the last."""
         deadline = time.monotonic() + retry_s
         while True:
-            done = self.kubectl("apply", "--server-side", *[a for f in files for a in ("-f", str(f))])
+            done = self.kubectl("apply", "--server-side", "-k", str(kustomization))
+            if done.returncode == 0:
+                done = self.kubectl("apply", "--server-side", "-f", str(DEPLOY / "ip-objects-policy.yaml"))
             if done.returncode == 0 or time.monotonic() > deadline:
                 return done
             time.sleep(0.5)

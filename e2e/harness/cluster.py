@@ -55,7 +55,7 @@ class ClusterSuite(Checks):
         crds_s = time.monotonic() - started
         self.kubectl("create", "namespace", NAMESPACE)
         applied = self.apply_deploy()
-        self.check("deploy/ applied as shipped", applied.returncode == 0, applied.stderr.strip() or f"CRDs {crds_s:.1f} s")
+        self.check("deploy/ applied as shipped: kubectl apply -k deploy/, -f ip-objects-policy.yaml", applied.returncode == 0, applied.stderr.strip() or f"CRDs {crds_s:.1f} s")
         if applied.returncode != 0:
             raise SystemExit(1)
         self.sa_kubeconfig = self.folder / "sa.kubeconfig"

@@ -87,15 +87,15 @@ class Checks:
         if done.returncode != 0:
             raise RuntimeError(f"kubectl apply: {done.stderr.strip()}")
 
-    def apply_deploy(self, kustomization=DEPLOY, retry_s=0):
+    def apply_deploy(self, kustomization=DEPLOY, retry_s=0, ip_objects=True):
         """deploy/ as an operator applies it: `kubectl apply --server-side -k` of the kustomization
-        (deploy/, or an overlay), then the optional ip-objects-policy.yaml with -f; retried for
-        `retry_s` seconds (while a webhook configuration is not in effect yet): the first failed
-        CompletedProcess, else the last."""
+        (deploy/, or an overlay), then the optional ip-objects-policy.yaml with -f (unless
+        `ip_objects` is false); retried for `retry_s` seconds (while a webhook configuration is not
+        in effect yet): the first failed CompletedProcess, else the last."""
         deadline = time.monotonic() + retry_s
         while True:
             done = self.kubectl("apply", "--server-side", "-k", str(kustomization))
-            if done.returncode == 0:
+            if done.returncode == 0 and ip_objects:
                 done = self.kubectl("apply", "--server-side", "-f", str(DEPLOY / "ip-objects-policy.yaml"))
             if done.returncode == 0 or time.monotonic() > deadline:
                 return done

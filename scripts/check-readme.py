@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from verdict import verdict
+
 ROOT = Path(__file__).resolve().parent.parent
 LINKS = [
     re.compile(r"\]\(\s*<?([^)\s>]+)"),             # [text](target), ![alt](target)
@@ -35,10 +37,7 @@ def main():
             if not ABSOLUTE.match(m.group(1)):
                 line = prose.count("\n", 0, m.start()) + 1
                 relative.append(f"README.md:{line}: relative link {m.group(1)!r}")
-    for r in relative:
-        print(r)
-    print(f"check-readme: {found} links, {len(relative)} relative")
-    return 1 if relative else 0
+    return verdict(relative, f"check-readme: {found} links, {len(relative)} relative")
 
 
 if __name__ == "__main__":

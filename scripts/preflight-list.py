@@ -22,6 +22,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+from verdict import verdict
+
 ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "preflight-list.py writes the lines below"
 END = "preflight-list.py writes the lines above"
@@ -121,10 +123,7 @@ def main(argv):
                 print(f"preflight-list: {name} rewritten")
             else:
                 wrong.append(f"{name}: the preflight list differs from the lookups (python3 scripts/preflight-list.py --update)")
-    for w in wrong:
-        print(w)
-    print(f"preflight-list: {len(places)} places, {len(wrong)} out of date")
-    return 1 if wrong else 0
+    return verdict(wrong, f"preflight-list: {len(places)} places, {len(wrong)} out of date")
 
 
 if __name__ == "__main__":

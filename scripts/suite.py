@@ -40,8 +40,8 @@ STEPS = [
     ("e2e-unit", "the webhook configurations rendered as Kubewarden's controller renders them"),
     ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),
-    ("e2e-cluster", "a real kube-apiserver: deploy/, the seed demo, every case, exclusions, failure policy, RBAC, "
-     "the PolicyServer's guard, an adversary"),
+    ("e2e-cluster", "a real kube-apiserver: kubectl apply -k deploy/ and its overlay, the seed demo, every case, "
+     "exclusions, failure policy, RBAC, the PolicyServer's guard, an adversary"),
     ("e2e-kube-ovn", "kube-ovn-controller allocates on that control plane: the seed's demo on its allocation, "
      "the lag of its Subnet record"),
     ("conformance-kwctl", "every conformance case in the real kwctl"),

@@ -8,6 +8,11 @@ use serde::Deserialize;
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
 
+/// The default for `maxNetworksPerPod` (CONTRACT §4): far above what a
+/// real pod attaches, low enough that no request's NICs can hold a
+/// policy-server worker.
+pub const DEFAULT_MAX_NETWORKS_PER_POD: u64 = 64;
+
 /// The policy's settings. Unknown keys are refused, so a misspelt setting is
 /// an error rather than silently ignored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,6 +28,9 @@ pub struct Settings {
     /// I19: whether an IPPool's `spec.namespaces` keeps other namespaces'
     /// pods from its addresses; unset is `true`.
     pub check_ippool_namespaces: Option<bool>,
+    /// §4: the most NICs a pod or pod template may ask for; unset is
+    /// [`DEFAULT_MAX_NETWORKS_PER_POD`].
+    pub max_networks_per_pod: Option<u64>,
 }
 
 /// A settings document as written: each setting's text, so that a value
@@ -39,6 +47,8 @@ struct Document<'a> {
     use_subnet_status: Option<Raw<'a>>,
     #[serde(borrow, default, rename = "checkIPPoolNamespaces")]
     check_ippool_namespaces: Option<Raw<'a>>,
+    #[serde(borrow, default)]
+    max_networks_per_pod: Option<Raw<'a>>,
 }
 
 /// A string setting: `null` is unset (as absent); anything but a string is
@@ -64,6 +74,21 @@ fn bool_field(name: &str, raw: Option<Raw<'_>>) -> Result<Option<bool>, String> 
     .transpose()
 }
 
+/// A count setting: `null` is unset (as absent); anything but an integer
+/// of at least 1 is refused, quoting the value given.
+fn count_field(name: &str, raw: Option<Raw<'_>>) -> Result<Option<u64>, String> {
+    raw.and_then(|raw| match raw.get() {
+        "null" => None,
+        text => Some(
+            serde_json::from_str::<u64>(text)
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("{name}: expected an integer of at least 1, got {text}")),
+        ),
+    })
+    .transpose()
+}
+
 /// Reads a settings object: each known key once, no other key.
 fn read_document(payload: &str) -> Result<Settings, String> {
     let document: Option<Document<'_>> =
@@ -79,6 +104,7 @@ fn read_document(payload: &str) -> Result<Settings, String> {
             "checkIPPoolNamespaces",
             document.check_ippool_namespaces,
         )?,
+        max_networks_per_pod: count_field("maxNetworksPerPod", document.max_networks_per_pod)?,
     })
 }
 
@@ -96,6 +122,12 @@ impl Settings {
     /// `checkIPPoolNamespaces`, or `true` (I19).
     pub fn check_ippool_namespaces(&self) -> bool {
         self.check_ippool_namespaces.unwrap_or(true)
+    }
+
+    /// `maxNetworksPerPod`, or [`DEFAULT_MAX_NETWORKS_PER_POD`] (§4).
+    pub fn max_networks_per_pod(&self) -> u64 {
+        self.max_networks_per_pod
+            .unwrap_or(DEFAULT_MAX_NETWORKS_PER_POD)
     }
 
     /// Checks every value; the message names the setting at fault.
@@ -155,6 +187,33 @@ mod tests {
             read(r#"{"checkIPPoolNamespaces":"no"}"#),
             Err(r#"checkIPPoolNamespaces: expected true or false, got "no""#.to_string())
         );
+    }
+
+    #[test]
+    fn max_networks_per_pod_defaults_to_64() {
+        let read =
+            |json: &str| Settings::from_json(json.as_bytes()).map(|s| s.max_networks_per_pod());
+        assert_eq!(read("{}"), Ok(64));
+        assert_eq!(read(r#"{"maxNetworksPerPod":null}"#), Ok(64));
+        assert_eq!(read(r#"{"maxNetworksPerPod":1}"#), Ok(1));
+        assert_eq!(read(r#"{"maxNetworksPerPod":5000}"#), Ok(5000));
+        for bad in [
+            "0",
+            "-1",
+            "1.5",
+            "\"64\"",
+            "true",
+            "1e3",
+            "18446744073709551616",
+        ] {
+            assert_eq!(
+                read(&format!(r#"{{"maxNetworksPerPod":{bad}}}"#)),
+                Err(format!(
+                    "maxNetworksPerPod: expected an integer of at least 1, got {bad}"
+                )),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
@@ -238,7 +297,7 @@ mod tests {
             (
                 r#"{"defaultVPC":"x"}"#,
                 Err(
-                    "settings are not valid: unknown field `defaultVPC`, expected one of `defaultVpc`, `kubernetesServiceIP`, `useSubnetStatus`, `checkIPPoolNamespaces`",
+                    "settings are not valid: unknown field `defaultVPC`, expected one of `defaultVpc`, `kubernetesServiceIP`, `useSubnetStatus`, `checkIPPoolNamespaces`, `maxNetworksPerPod`",
                 ),
             ),
             (

@@ -61,7 +61,7 @@ pub fn validate(
     }
     let subnet = cluster.subnet(&pool.spec.subnet)?;
     let pools = cluster.ippools()?;
-    decide(name, pool, subnet.as_ref(), pools)
+    decide(name, pool, subnet.as_deref(), pools)
 }
 
 /// The families of a subnet as the controller's IPAM holds it

@@ -67,6 +67,7 @@ pub fn admit_pod(
     } else {
         &request.namespace
     };
+    check_nic_count(&meta.annotations, namespace, settings)?;
     refuse_crashing_selections(&meta.annotations, namespace, cluster)?;
     let only = if request.operation == Operation::Update {
         // An old object that does not decode: every NIC not yet allocated.
@@ -91,6 +92,47 @@ pub fn admit_pod(
         },
     };
     validate_nics(&claim, settings, cluster, only.as_ref())
+}
+
+/// §4, before any lookup: a pod or template asking for more NICs than
+/// `maxNetworksPerPod` is refused (400), so that no request's NICs can
+/// hold a policy-server worker. Linear in the annotations (at most 256 KiB).
+fn check_nic_count(
+    annotations: &BTreeMap<String, String>,
+    namespace: &str,
+    settings: &Settings,
+) -> Result<(), Denial> {
+    let max = settings.max_networks_per_pod();
+    let count = nic_count(annotations, namespace);
+    if u64::try_from(count).unwrap_or(u64::MAX) > max {
+        return Err(Denial::bad_request(format!(
+            "{count} network interfaces requested, at most {max} are allowed (setting maxNetworksPerPod)"
+        )));
+    }
+    Ok(())
+}
+
+/// The NICs a pod or template asks for besides the primary one: every
+/// network selection, and every provider of a
+/// `<provider>.kubernetes.io/{ip_address,ip_pool,logical_switch}`
+/// annotation that is neither the primary NIC's nor one a selection may
+/// have (such an annotation describes the selection's NIC).
+fn nic_count(annotations: &BTreeMap<String, String>, namespace: &str) -> usize {
+    let selections = networks::entries(annotations, namespace).unwrap_or_default();
+    let selected: HashSet<String> = selections
+        .iter()
+        .flat_map(Entry::candidate_providers)
+        .collect();
+    let providers: HashSet<&str> = annotations
+        .keys()
+        .filter_map(|key| {
+            ["ip_address", "ip_pool", "logical_switch"]
+                .iter()
+                .find_map(|what| key.strip_suffix(what)?.strip_suffix(".kubernetes.io/"))
+        })
+        .filter(|p| !p.is_empty() && *p != OVN_PROVIDER && !selected.contains(*p))
+        .collect();
+    selections.len() + providers.len()
 }
 
 /// Bad input (400): network selections that would crash
@@ -190,6 +232,7 @@ pub fn admit_workload(
     } else {
         &request.namespace
     };
+    check_nic_count(annotations, namespace, settings)?;
     refuse_crashing_selections(annotations, namespace, cluster)?;
     if request.operation == Operation::Update {
         // An old object that does not decode counts as changed.

@@ -29,4 +29,4 @@ pub use bounds::{
     VPC_REFERRER_FIELD_MASKS,
 };
 pub use host::{Host, HostCluster, Wapc};
-pub use view::{Cluster, LookupError, OvnNatKind};
+pub use view::{AddressSet, Cluster, LookupError, OvnNatKind};

@@ -2,7 +2,7 @@
 //! objects: every object a check's test needs is made here, from JSON, and
 //! decoded as the policy decodes it.
 
-use crate::k8s::cluster::{Cluster, LookupError, OvnNatKind};
+use crate::k8s::cluster::{AddressSet, Cluster, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
@@ -12,7 +12,7 @@ use crate::k8s::objects::{
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::net::IpAddr;
+use std::rc::Rc;
 
 /// Decodes a `serde_json::Value` (tests build objects with `json!`).
 pub fn from_value<T: for<'a> serde::Deserialize<'a>>(value: Value) -> Result<T, decode::Error> {
@@ -117,7 +117,8 @@ pub struct FakeCluster {
 }
 
 impl Cluster for FakeCluster {
-    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
+    fn ips_holding(&self, subnet: &str, addresses: &AddressSet) -> Result<Vec<Ip>, LookupError> {
+        let addresses = addresses.as_slice();
         self.lookups.borrow_mut().push(format!("list IP {subnet}"));
         self.fail.clone().map_or(
             Ok(self
@@ -216,10 +217,13 @@ impl Cluster for FakeCluster {
             .map(|r| r.metadata.name.clone())
             .collect())
     }
-    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
+    fn subnet(&self, name: &str) -> Result<Option<Rc<Subnet>>, LookupError> {
         self.lookups.borrow_mut().push(format!("get Subnet {name}"));
-        self.subnets()
-            .map(|all| all.iter().find(|s| s.metadata.name == name).cloned())
+        self.subnets().map(|all| {
+            all.iter()
+                .find(|s| s.metadata.name == name)
+                .map(|s| Rc::new(s.clone()))
+        })
     }
     fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError> {
         self.lookups.borrow_mut().push(format!("get IP {name}"));

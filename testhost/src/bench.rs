@@ -132,6 +132,63 @@ fn generated_pods(ips: usize, subnets: usize, record: bool) -> Result<ClusterSta
     Ok(cluster)
 }
 
+/// The cluster of the heaviest requests a tenant can send (CONTRACT §4):
+/// subnet 0 (a /12) with `ips` IP CRs on the even addresses `pod_address(0,
+/// 2k)`, a record (I15) of `record` single even addresses (the first `ips`
+/// of them held by those CRs, the rest by nobody the CRs show), and `pools`
+/// IPPools of subnet 0 reserved for namespace `other` (I19), each one address
+/// past the record's.
+pub fn heavy_cluster(ips: usize, record: usize, pools: usize) -> Result<ClusterState, BoxError> {
+    let mut cluster = pod_cluster(ips, 1)?;
+    let range: Vec<String> = (0..record)
+        .map(|k| pod_address(0, 2 * k).to_string())
+        .collect();
+    for subnet in cluster.objects_mut("subnets") {
+        subnet["status"]["v4usingIPs"] = json!(record);
+        subnet["status"]["v4usingIPrange"] = json!(range.join(","));
+    }
+    // pod_cluster's CRs hold pod_address(0, k): move them to the even addresses.
+    for (k, ip) in cluster.objects_mut("ips").into_iter().enumerate() {
+        let address = pod_address(0, 2 * k).to_string();
+        ip["spec"]["ipAddress"] = json!(address);
+        ip["spec"]["v4IpAddress"] = json!(address);
+    }
+    for k in 0..pools {
+        let address = pod_address(0, 2 * record + 2 * k + 1);
+        cluster.push(
+            "ippools",
+            json!({
+                "apiVersion": "kubeovn.io/v1", "kind": "IPPool",
+                "metadata": {"name": format!("reserved-{k}"), "uid": "2c3d4e5f-6a7b-4c8d-9e0f-1a2b3c4d5e6f",
+                             "resourceVersion": "556", "generation": 1, "creationTimestamp": "2026-11-03T09:00:00Z"},
+                "spec": {"subnet": subnet_name(0), "ips": [address.to_string()], "namespaces": ["other"]},
+            }),
+        )?;
+    }
+    Ok(cluster)
+}
+
+/// A pod's annotations for `nics` attachment NICs `n<i>.d.ovn`, NIC `i`
+/// asking for `address(i)` in `subnet(i)`.
+pub fn nic_annotations(
+    nics: usize,
+    address: impl Fn(usize) -> Ipv4Addr,
+    subnet: impl Fn(usize) -> String,
+) -> Value {
+    let mut annotations = serde_json::Map::new();
+    for i in 0..nics {
+        annotations.insert(
+            format!("n{i}.d.ovn.kubernetes.io/ip_address"),
+            json!(address(i).to_string()),
+        );
+        annotations.insert(
+            format!("n{i}.d.ovn.kubernetes.io/logical_switch"),
+            json!(subnet(i)),
+        );
+    }
+    Value::Object(annotations)
+}
+
 /// `subnets` Subnets of the default VPC with disjoint CIDRs, for an overlap check.
 pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
     pod_cluster(0, subnets)

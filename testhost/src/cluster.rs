@@ -103,6 +103,19 @@ impl ClusterState {
         Ok(())
     }
 
+    /// The objects under a `KINDS` key, to edit in place (none for an
+    /// unknown key).
+    pub fn objects_mut(&mut self, key: &str) -> Vec<&mut Value> {
+        let Some(kind) = KINDS.iter().position(|k| k.case_key == key) else {
+            return Vec::new();
+        };
+        self.objects
+            .iter_mut()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, object)| object)
+            .collect()
+    }
+
     /// Removes the labels of every object under a `KINDS` key (an IP CR
     /// written by hand, before kube-ovn-controller labels it).
     pub fn strip_labels(&mut self, key: &str) {

@@ -114,7 +114,7 @@ fn selection_nic<'a>(
                     .unwrap_or(&provider);
                 providers.subnet(cluster, bare)?
             } else {
-                cluster.subnet(named)?.map(|s| s.metadata.name)
+                cluster.subnet(named)?.map(|s| s.metadata.name.clone())
             };
             (provider, subnet)
         }

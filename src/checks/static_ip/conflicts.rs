@@ -9,12 +9,12 @@ use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation, split_i
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_address_pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
-use crate::k8s::cluster::Cluster;
+use crate::k8s::cluster::{AddressSet, Cluster};
 use crate::k8s::objects::{Ip, IpPool, Subnet};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_ipam::{Addr, RangeList, new_ip_range_list_from};
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -36,17 +36,29 @@ pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
 /// The subnet a pod lands in when nothing else names one.
 pub const DEFAULT_SUBNET: &str = "ovn-default";
 
-/// The checks of one claim, with the IP objects of each subnet asked about
-/// looked up once and indexed by address.
+/// The IPPools of one subnet reserved for other namespaces (I19), in name
+/// order, each with its addresses as the controller's IPAM reads them.
+type Reserving<'c> = Rc<Vec<(&'c IpPool, RangeList)>>;
+
+/// The checks of one claim. Whatever a check reads is read and parsed once
+/// per evaluation, however many NICs ask for it (CONTRACT §4): the IP
+/// objects of each subnet (indexed by address), each subnet's record of
+/// what is in use (I15), the pod's own IP object of each NIC, and the
+/// IPPools reserving addresses of each subnet (I19).
 pub struct Checker<'r, 'c> {
     claim: &'r Claim<'r>,
     cluster: &'c dyn Cluster,
     /// Every address the claim names, on any NIC: only the IP objects that
     /// hold one of them can decide anything, so only those are kept.
-    addresses: Vec<IpAddr>,
+    addresses: AddressSet,
     /// I15: whether a subnet's record of what is in use may settle addresses.
     use_record: bool,
-    indexes: RefCell<Vec<(String, Rc<Index>)>>,
+    indexes: RefCell<HashMap<String, Rc<Index>>>,
+    records: RefCell<HashMap<String, Option<Rc<Record>>>>,
+    own_ips: RefCell<HashMap<String, Option<Rc<Ip>>>>,
+    reserving: RefCell<HashMap<String, Reserving<'c>>>,
+    /// I19: the IPPools reserved for other namespaces, by subnet.
+    foreign_pools: OnceCell<HashMap<&'c str, Vec<&'c IpPool>>>,
 }
 
 impl<'r, 'c> Checker<'r, 'c> {
@@ -61,9 +73,13 @@ impl<'r, 'c> Checker<'r, 'c> {
         Checker {
             claim,
             cluster,
-            addresses: claimed_addresses(nics),
+            addresses: AddressSet::new(claimed_addresses(nics)),
             use_record,
             indexes: RefCell::default(),
+            records: RefCell::default(),
+            own_ips: RefCell::default(),
+            reserving: RefCell::default(),
+            foreign_pools: OnceCell::new(),
         }
     }
 
@@ -94,12 +110,7 @@ impl<'r, 'c> Checker<'r, 'c> {
 
     /// The IP CRs of a subnet by address, looked up once per subnet.
     fn index(&self, subnet: &str) -> Result<Rc<Index>, Denial> {
-        if let Some((_, index)) = self
-            .indexes
-            .borrow()
-            .iter()
-            .find(|(name, _)| name == subnet)
-        {
+        if let Some(index) = self.indexes.borrow().get(subnet) {
             return Ok(index.clone());
         }
         let mut index = Index::new();
@@ -115,7 +126,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         let index = Rc::new(index);
         self.indexes
             .borrow_mut()
-            .push((subnet.to_string(), index.clone()));
+            .insert(subnet.to_string(), index.clone());
         Ok(index)
     }
 
@@ -159,7 +170,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         if !self.use_record {
             return None;
         }
-        let record = Record::of(&self.cluster.subnet(subnet).ok()??);
+        let record = self.record(subnet)?;
         let mut in_use = Vec::new();
         for address in addresses {
             let address = (*address)?;
@@ -173,7 +184,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         if in_use.is_empty() {
             return Some(index);
         }
-        let own = Rc::new(self.own_ip(nic, subnet)?);
+        let own = self.own_ip(nic, subnet)?;
         let held = own.addresses();
         for address in in_use {
             if !held.contains(&address) {
@@ -188,7 +199,8 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// kube-ovn-controller names it `<pod>.<namespace>`, with `.<provider>`
     /// for an attachment (`ovs.PodNameToPortName`, the pod or VM name as
     /// upstream compares it). A workload has none.
-    fn own_ip(&self, nic: &Nic<'_>, subnet: &str) -> Option<Ip> {
+    /// Looked up once per name (CONTRACT §4: one GET per distinct name).
+    fn own_ip(&self, nic: &Nic<'_>, subnet: &str) -> Option<Rc<Ip>> {
         let Subject::Pod { .. } = self.claim.subject else {
             return None;
         };
@@ -196,8 +208,79 @@ impl<'r, 'c> Checker<'r, 'c> {
         if let Some(provider) = &nic.provider {
             name = format!("{name}.{provider}");
         }
-        let ip = self.cluster.ip(&name).ok()??;
+        let known = self.own_ips.borrow().get(&name).cloned();
+        let ip = match known {
+            Some(ip) => ip,
+            None => {
+                let ip = self.cluster.ip(&name).ok().flatten().map(Rc::new);
+                self.own_ips.borrow_mut().insert(name, ip.clone());
+                ip
+            }
+        }?;
         (ip.spec.subnet == subnet && self.holder(&ip) == Holder::Own).then_some(ip)
+    }
+
+    /// I15: a subnet's record of what is in use, parsed once per subnet;
+    /// `None` where the Subnet does not exist or its lookup failed.
+    fn record(&self, subnet: &str) -> Option<Rc<Record>> {
+        if let Some(record) = self.records.borrow().get(subnet) {
+            return record.clone();
+        }
+        let record = self
+            .cluster
+            .subnet(subnet)
+            .ok()
+            .flatten()
+            .map(|s| Rc::new(Record::of(&s)));
+        self.records
+            .borrow_mut()
+            .insert(subnet.to_string(), record.clone());
+        record
+    }
+
+    /// I19: the IPPools of `subnet` reserved for namespaces other than the
+    /// claim's, in name order, read and parsed once per subnet. A pool the
+    /// controller's IPAM cannot read reserves nothing.
+    fn reserving(&self, subnet: &str) -> Result<Reserving<'c>, Denial> {
+        if let Some(pools) = self.reserving.borrow().get(subnet) {
+            return Ok(pools.clone());
+        }
+        let by_subnet = match self.foreign_pools.get() {
+            Some(known) => known,
+            None => {
+                let mut by_subnet: HashMap<&'c str, Vec<&'c IpPool>> = HashMap::new();
+                for pool in self.cluster.ippools()?.iter().filter(|p| self.foreign(p)) {
+                    by_subnet.entry(&pool.spec.subnet).or_default().push(pool);
+                }
+                self.foreign_pools.get_or_init(|| by_subnet)
+            }
+        };
+        let mut pools: Vec<(&'c IpPool, RangeList)> = by_subnet
+            .get(subnet)
+            .into_iter()
+            .flatten()
+            .filter_map(|&pool| {
+                new_ip_range_list_from(pool.spec.ips.iter().map(|ip| ip.as_str()))
+                    .ok()
+                    .map(|ranges| (pool, ranges))
+            })
+            .collect();
+        pools.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        let pools = Rc::new(pools);
+        self.reserving
+            .borrow_mut()
+            .insert(subnet.to_string(), pools.clone());
+        Ok(pools)
+    }
+
+    /// I19: whether a pool is reserved for namespaces other than the claim's.
+    fn foreign(&self, pool: &IpPool) -> bool {
+        !pool.spec.namespaces.is_empty()
+            && !pool
+                .spec
+                .namespaces
+                .iter()
+                .any(|n| n == self.claim.namespace)
     }
 
     /// Every check of one NIC whose subnet is known.
@@ -275,13 +358,9 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// #3260). `subnet` is `None` where the NIC's subnet is not known: only
     /// a pool named is then checked.
     pub fn reserved(&self, nic: &Nic<'_>, subnet: Option<&str>) -> Result<(), Denial> {
-        let namespace = self.claim.namespace;
-        let foreign = |pool: &IpPool| {
-            !pool.spec.namespaces.is_empty() && !pool.spec.namespaces.iter().any(|n| n == namespace)
-        };
         if is_pool_name(nic.ip_pool) {
             if let Some(pool) = self.cluster.ippool(nic.ip_pool)?
-                && foreign(&pool)
+                && self.foreign(&pool)
             {
                 return Err(Denial::forbidden(format!(
                     "ippool {} is reserved for namespaces {}",
@@ -303,19 +382,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         if addresses.iter().all(Option::is_none) {
             return Ok(());
         }
-        let mut reserving: Vec<(&IpPool, RangeList)> = self
-            .cluster
-            .ippools()?
-            .iter()
-            .filter(|pool| pool.spec.subnet == subnet && foreign(pool))
-            .filter_map(|pool| {
-                // A pool the controller's IPAM cannot read reserves nothing.
-                new_ip_range_list_from(pool.spec.ips.iter().map(|ip| ip.as_str()))
-                    .ok()
-                    .map(|ranges| (pool, ranges))
-            })
-            .collect();
-        reserving.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        let reserving = self.reserving(subnet)?;
         for address in addresses.into_iter().flatten() {
             if let Some((pool, _)) = reserving
                 .iter()
@@ -425,10 +492,9 @@ fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
 
 /// Every address in the `ip_address` and address `ip_pool` of every NIC,
 /// as the conflict checks read them (a pool group's addresses are among its
-/// items), sorted and without repeats.
+/// items).
 fn claimed_addresses(nics: &[&Nic<'_>]) -> Vec<IpAddr> {
-    let mut addresses: Vec<IpAddr> = nics
-        .iter()
+    nics.iter()
         .flat_map(|nic| {
             let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool).items);
             split_items(&nic.ip_address)
@@ -436,10 +502,7 @@ fn claimed_addresses(nics: &[&Nic<'_>]) -> Vec<IpAddr> {
                 .chain(pool.into_iter().flatten())
         })
         .flatten()
-        .collect();
-    addresses.sort_unstable();
-    addresses.dedup();
-    addresses
+        .collect()
 }
 
 fn sorted_by_name(subnets: &[Subnet]) -> Vec<&Subnet> {

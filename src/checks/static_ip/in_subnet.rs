@@ -8,8 +8,9 @@ use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use std::net::IpAddr;
 
 /// I6: a static IP must lie in its subnet's CIDR (per family) and must not be
-/// its gateway, network address or IPv4 broadcast address. Applies only when
-/// the subnet exists with a readable CIDR; `excludeIps` are allowed.
+/// its gateway, network address, IPv4 broadcast address or the last address
+/// of an IPv6 block. Applies only when the subnet exists with a readable
+/// CIDR; `excludeIps` are allowed.
 pub fn check_in_subnet(
     value: &str,
     subnet_name: &str,
@@ -58,9 +59,16 @@ pub fn check_in_subnet(
                 "static ip {shown} is the network address of subnet {subnet_name}"
             )));
         }
-        if matches!(ip, IpAddr::V4(_)) && ip == block.net.broadcast() {
+        if ip == block.net.broadcast() {
+            // IPv6 has no broadcast address, but kube-ovn-controller's range
+            // ends one before the block's last address (`util.LastIP`,
+            // pkg/util/net.go at 1533681d7a6b): a pod given it waits forever.
+            let what = match ip {
+                IpAddr::V4(_) => "broadcast",
+                IpAddr::V6(_) => "last",
+            };
             return Err(Denial::bad_request(format!(
-                "static ip {shown} is the broadcast address of subnet {subnet_name}"
+                "static ip {shown} is the {what} address of subnet {subnet_name}"
             )));
         }
     }

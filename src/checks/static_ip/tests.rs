@@ -292,6 +292,18 @@ fn held() -> Vec<Ip> {
         "static ip 10.70.0.255 is the broadcast address of subnet subnet-a",
     ))
 )]
+#[case::ipv6_last_address_i6(
+    vec![(IP_ADDRESS, "fd00:10:16::ffff")],
+    vec![],
+    Err(Denial::bad_request(
+        "static ip fd00:10:16::ffff is the last address of subnet ovn-default",
+    ))
+)]
+#[case::ipv6_one_before_the_last_i6(
+    vec![(IP_ADDRESS, "fd00:10:16::fffe")],
+    vec![],
+    Ok(())
+)]
 #[case::point_to_point_31_ends_are_hosts_i6(
     vec![(IP_ADDRESS, "10.80.0.1"), (LOGICAL_SWITCH, "p2p")],
     vec![],
@@ -1360,4 +1372,84 @@ mod record_properties {
             prop_assert_eq!(on, validate(&claim, &off, &c));
         }
     }
+}
+
+/// §4: the NICs of a pod or template, counted before any lookup.
+#[rstest]
+#[case::primary_only(vec![(IP_ADDRESS, "10.16.0.9")], 0)]
+#[case::one_attachment(vec![("a.ns.ovn.kubernetes.io/ip_address", "10.16.0.9")], 1)]
+#[case::a_provider_counted_once(
+    vec![
+        ("a.ns.ovn.kubernetes.io/ip_address", "10.16.0.9"),
+        ("a.ns.ovn.kubernetes.io/ip_pool", "p"),
+        ("a.ns.ovn.kubernetes.io/logical_switch", "s"),
+    ],
+    1
+)]
+#[case::other_keys_are_no_nic(
+    vec![
+        ("kubectl.kubernetes.io/last-applied-configuration", "{}"),
+        ("a.ns.ovn.kubernetes.io/mac_address", "00:00:00:00:00:01"),
+        ("kubernetes.io/ip_address", "10.16.0.9"),
+    ],
+    0
+)]
+#[case::selections(vec![("k8s.v1.cni.cncf.io/networks", "a,b@eth1,other/c")], 3)]
+#[case::a_selections_annotation_is_its_nic(
+    vec![
+        ("k8s.v1.cni.cncf.io/networks", "a"),
+        ("a.default.ovn.kubernetes.io/ip_address", "10.16.0.9"),
+        ("b.default.ovn.kubernetes.io/ip_address", "10.16.0.9"),
+    ],
+    2
+)]
+fn nics_counted(#[case] pairs: Vec<(&str, &str)>, #[case] want: usize) {
+    assert_eq!(nic_count(&annotations(&pairs), "default"), want);
+}
+
+#[test]
+fn more_nics_than_the_cap_are_refused_before_any_lookup() {
+    let keys: Vec<String> = (0..65)
+        .map(|i| format!("net{i}.default.ovn.kubernetes.io/ip_address"))
+        .collect();
+    let pairs: Vec<(&str, &str)> = keys.iter().map(|k| (k.as_str(), "10.16.0.9")).collect();
+    let annotations = annotations(&pairs);
+    let refused = Err(Denial::bad_request(
+        "65 network interfaces requested, at most 64 are allowed (setting maxNetworksPerPod)",
+    ));
+    assert_eq!(
+        check_nic_count(&annotations, "default", &Settings::default()),
+        refused
+    );
+    let raised = Settings {
+        max_networks_per_pod: Some(65),
+        ..Settings::default()
+    };
+    assert_eq!(check_nic_count(&annotations, "default", &raised), Ok(()));
+}
+
+/// §4: whatever a check reads is read once per evaluation, however many
+/// NICs ask for it: one Subnet lookup and one IP list per subnet, one GET
+/// per own IP object's name.
+#[test]
+fn each_subnet_is_read_once_however_many_nics_name_it() {
+    let keys: Vec<(String, String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("net{i}.default.ovn.kubernetes.io/ip_address"),
+                format!("10.70.0.{}", i + 10),
+                format!("net{i}.default.ovn.kubernetes.io/logical_switch"),
+            )
+        })
+        .collect();
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for (key, address, switch) in &keys {
+        pairs.push((key, address));
+        pairs.push((switch, "subnet-a"));
+    }
+    let cluster = cluster(held());
+    assert_eq!(pod(&pairs, &cluster), Ok(()));
+    let lookups = cluster.lookups.borrow();
+    let count = |what: &str| lookups.iter().filter(|l| l.as_str() == what).count();
+    assert_eq!(count("list IP subnet-a"), 1, "{lookups:?}");
 }

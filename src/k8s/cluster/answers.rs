@@ -12,7 +12,7 @@ use crate::upstream::go_strconv::go_quote;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::marker::PhantomData;
 use std::net::IpAddr;
 
@@ -227,9 +227,18 @@ pub(super) fn ips_of_subnet(
     addresses: &[IpAddr],
     into: &mut Vec<Ip>,
 ) -> Result<(), LookupError> {
-    let keep = |ip: IpRef<'_>| {
-        (ip.spec.subnet.as_ref() == subnet && ip.holds_any(addresses)).then(|| ip.to_owned())
-    };
+    ips_where(raw, addresses, |ip| ip.spec.subnet.as_ref() == subnet, into)
+}
+
+/// The IP CRs `wanted` keeps that hold one of `addresses` (sorted) in a raw
+/// IP list answer, read with borrowed strings; only those kept are copied.
+fn ips_where(
+    raw: &[u8],
+    addresses: &[IpAddr],
+    wanted: impl Fn(&IpRef<'_>) -> bool,
+    into: &mut Vec<Ip>,
+) -> Result<(), LookupError> {
+    let keep = |ip: IpRef<'_>| (wanted(&ip) && ip.holds_any(addresses)).then(|| ip.to_owned());
     // Most lists hold none of the addresses, and the others one or two:
     // only the items that may hold one are read.
     if let Some(found) = scan::holders(raw, addresses)
@@ -290,6 +299,33 @@ pub(super) fn find_named<'r>(
     }
 }
 
+/// The names of every object in a list answer of `kind`, read once: a
+/// request's names are then resolved against it at no cost per name.
+pub(super) fn names(kind: &ApiResource, raw: &[u8]) -> Lookup<HashSet<String>> {
+    decode_list_kept(kind, raw, |item: NameRef<'_>| {
+        Some(item.metadata.name.into_owned())
+    })
+    .map(|names| names.into_iter().collect())
+}
+
+/// The IP CRs holding one of `addresses` (sorted) in a raw IP list answer,
+/// by `spec.subnet`: read once however many subnets are then asked about.
+pub(super) fn holders_by_subnet(
+    raw: &[u8],
+    addresses: &[IpAddr],
+) -> Lookup<HashMap<String, Vec<Ip>>> {
+    let mut held = Vec::new();
+    ips_where(raw, addresses, |_| true, &mut held)?;
+    let mut by_subnet: HashMap<String, Vec<Ip>> = HashMap::new();
+    for ip in held {
+        by_subnet
+            .entry(ip.spec.subnet.clone())
+            .or_default()
+            .push(ip);
+    }
+    Ok(by_subnet)
+}
+
 /// Any object, by its name alone, borrowed from the answer.
 #[derive(Default, Deserialize)]
 #[serde(default)]
@@ -322,18 +358,6 @@ impl LabelledRule {
         labels
             .iter()
             .all(|(key, value)| self.metadata.labels.get(*key).map(String::as_str) == Some(*value))
-    }
-}
-
-/// The addresses in order, without repeats, as the scans look them up.
-pub(super) fn sorted(addresses: &[IpAddr]) -> Cow<'_, [IpAddr]> {
-    if addresses.windows(2).all(|w| w[0] < w[1]) {
-        Cow::Borrowed(addresses)
-    } else {
-        let mut owned = addresses.to_vec();
-        owned.sort_unstable();
-        owned.dedup();
-        Cow::Owned(owned)
     }
 }
 
@@ -392,9 +416,10 @@ mod tests {
 
     fn kept(raw: &str, subnet: &str, addresses: &[&str]) -> Result<Vec<String>, String> {
         let addresses: Vec<IpAddr> = addresses.iter().map(|a| a.parse().unwrap()).collect();
-        let addresses = sorted(&addresses);
+        let addresses = crate::k8s::cluster::AddressSet::new(addresses);
         let mut found = Vec::new();
-        ips_of_subnet(raw.as_bytes(), subnet, &addresses, &mut found).map_err(|e| e.to_string())?;
+        ips_of_subnet(raw.as_bytes(), subnet, addresses.as_slice(), &mut found)
+            .map_err(|e| e.to_string())?;
         Ok(found.into_iter().map(|ip| ip.metadata.name).collect())
     }
 
@@ -537,11 +562,11 @@ mod tests {
                 let addresses: Vec<IpAddr> = asked.iter()
                     .map(|&a| ["10.0.0.5", "fd00::5", "10.0.0.50", "::ffff:10.0.0.5"][a].parse().unwrap())
                     .collect();
-                let addresses = sorted(&addresses);
+                let addresses = crate::k8s::cluster::AddressSet::new(addresses);
                 let mut scanned = Vec::new();
-                ips_of_subnet(raw.as_bytes(), "net1", &addresses, &mut scanned).unwrap();
+                ips_of_subnet(raw.as_bytes(), "net1", addresses.as_slice(), &mut scanned).unwrap();
                 let decoded = decode_list_kept(&kinds::IP, raw.as_bytes(), |ip: IpRef<'_>| {
-                    (ip.spec.subnet.as_ref() == "net1" && ip.holds_any(&addresses))
+                    (ip.spec.subnet.as_ref() == "net1" && ip.holds_any(addresses.as_slice()))
                         .then(|| ip.metadata.name.to_string())
                 }).unwrap();
                 let names: Vec<String> = scanned.into_iter().map(|ip| ip.metadata.name).collect();

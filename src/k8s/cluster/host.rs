@@ -3,15 +3,15 @@
 //! answered for the rest of the evaluation.
 
 use crate::k8s::cluster::answers::{
-    LabelledRule, TypeHead, decode_list, find_named, host_error_summary, ips_of_subnet,
-    is_not_found, sorted,
+    LabelledRule, TypeHead, decode_list, find_named, holders_by_subnet, host_error_summary,
+    ips_of_subnet, is_not_found, names,
 };
 use crate::k8s::cluster::bounds::{
     IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS, NAD_FIELD_MASKS,
     SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VPC_FIELD_MASKS,
     VPC_REFERRER_FIELD_MASKS, is_fixed_name, label_selector, labelled_field_masks, masks,
 };
-use crate::k8s::cluster::view::{Cluster, Lookup, LookupError, OvnNatKind};
+use crate::k8s::cluster::view::{AddressSet, Cluster, Lookup, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
@@ -25,8 +25,8 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
-use std::net::IpAddr;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 /// Every object of each NAT kind read by its labels, by kind.
 type LabelledKinds = RefCell<Vec<(&'static str, Lookup<Vec<LabelledRule>>)>>;
@@ -49,6 +49,16 @@ impl Host for Wapc {
     }
 }
 
+/// An IP list answer read once per evaluation, and the IP CRs in it that
+/// hold one of the addresses asked about, by `spec.subnet`: however many
+/// subnets a request names, the list is scanned once (CONTRACT §4).
+struct Holders {
+    raw: Vec<u8>,
+    /// The addresses `by_subnet` was built for (the checks ask with one set).
+    addresses: AddressSet,
+    by_subnet: HashMap<String, Vec<Ip>>,
+}
+
 /// The cluster as the policy-server's Kubernetes host capabilities show it.
 pub struct HostCluster<H: Host = Wapc> {
     host: H,
@@ -66,11 +76,15 @@ pub struct HostCluster<H: Host = Wapc> {
     /// The same, by namespace and name.
     nads: OnceCell<Lookup<HashMap<(String, String), NetworkAttachmentDefinition>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
-    named_subnets: RefCell<Vec<(String, Lookup<Option<Subnet>>)>>,
+    named_subnets: RefCell<HashMap<String, Lookup<Option<Rc<Subnet>>>>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
-    unlabelled_ips: RefCell<Option<Vec<u8>>>,
+    unlabelled_ips: RefCell<Option<Holders>>,
     /// Every IP CR, read where a subnet named does not exist.
-    all_ips: RefCell<Option<Vec<u8>>>,
+    all_ips: RefCell<Option<Holders>>,
+    /// The Subnets kube-ovn-controller lists in some Vpc's `status.subnets`.
+    vpc_subnets: OnceCell<Lookup<HashSet<String>>>,
+    /// Every Subnet's name, read where a name is in no Vpc's list.
+    subnet_name_set: OnceCell<Lookup<HashSet<String>>>,
     /// The NAT kinds read by their labels, every object of each.
     labelled: LabelledKinds,
 }
@@ -104,6 +118,8 @@ impl<H: Host> HostCluster<H> {
             named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
             all_ips: RefCell::new(None),
+            vpc_subnets: OnceCell::new(),
+            subnet_name_set: OnceCell::new(),
             labelled: RefCell::default(),
         }
     }
@@ -222,20 +238,61 @@ impl<H: Host> HostCluster<H> {
         if !is_dns1123_subdomain(name) {
             return Ok(false);
         }
-        if self
-            .vpcs()?
-            .iter()
-            .any(|vpc| vpc.status.subnets.iter().any(|s| s == name))
-        {
+        let in_vpcs = self
+            .vpc_subnets
+            .get_or_init(|| {
+                Ok(self
+                    .vpcs()?
+                    .iter()
+                    .flat_map(|vpc| vpc.status.subnets.iter().cloned())
+                    .collect())
+            })
+            .as_ref()
+            .map_err(Clone::clone)?;
+        if in_vpcs.contains(name) {
             return Ok(true);
         }
-        self.named(
-            &self.subnet_names,
-            &kinds::SUBNET,
-            &METADATA_FIELD_MASKS,
-            name,
-        )
-        .map(|found| found.is_some())
+        let fail = |e: &LookupError| LookupError::get(&kinds::SUBNET, name, None, e.why.clone());
+        let all = self
+            .subnet_name_set
+            .get_or_init(|| {
+                let raw =
+                    self.kind_wide(&self.subnet_names, &kinds::SUBNET, &METADATA_FIELD_MASKS)?;
+                names(&kinds::SUBNET, raw)
+            })
+            .as_ref()
+            .map_err(fail)?;
+        Ok(all.contains(name))
+    }
+
+    /// The IP CRs of `subnet` holding one of `addresses` in the IP list
+    /// `selector` narrows to, listed and indexed once per evaluation.
+    fn holders_in(
+        &self,
+        cell: &RefCell<Option<Holders>>,
+        selector: Option<String>,
+        subnet: &str,
+        addresses: &AddressSet,
+        found: &mut Vec<Ip>,
+    ) -> Lookup<()> {
+        let mut known = cell.borrow_mut();
+        let raw = match known.take() {
+            Some(held) if held.addresses.is(addresses) => {
+                found.extend(held.by_subnet.get(subnet).into_iter().flatten().cloned());
+                *known = Some(held);
+                return Ok(());
+            }
+            Some(held) => held.raw,
+            None => self.list_raw(&kinds::IP, selector, Some(&IP_FIELD_MASKS))?,
+        };
+        let by_subnet = holders_by_subnet(&raw, addresses.as_slice())?;
+        found.extend(by_subnet.get(subnet).into_iter().flatten().cloned());
+        *known = Some(Holders {
+            raw,
+            addresses: addresses.clone(),
+            by_subnet,
+        });
+        Ok(())
     }
 
     /// The objects of a NAT kind carrying every one of these labels, each as
@@ -353,17 +410,10 @@ impl<H: Host> Cluster for HostCluster<H> {
     /// hand, before kube-ovn-controller labels it). Otherwise every IP CR:
     /// a subnet that does not exist still has the IP CRs that name it
     /// checked, as upstream checks them, without a watch cache for it.
-    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError> {
-        let addresses = sorted(addresses);
+    fn ips_holding(&self, subnet: &str, addresses: &AddressSet) -> Result<Vec<Ip>, LookupError> {
         let mut found = Vec::new();
         if !is_label_value(subnet) || subnet.is_empty() || !self.subnet_exists(subnet)? {
-            let mut all = self.all_ips.borrow_mut();
-            if all.is_none() {
-                *all = Some(self.list_raw(&kinds::IP, None, Some(&IP_FIELD_MASKS))?);
-            }
-            if let Some(raw) = all.as_deref() {
-                ips_of_subnet(raw, subnet, &addresses, &mut found)?;
-            }
+            self.holders_in(&self.all_ips, None, subnet, addresses, &mut found)?;
             return Ok(found);
         }
         let labelled = self.list_raw(
@@ -371,18 +421,14 @@ impl<H: Host> Cluster for HostCluster<H> {
             Some(format!("{SUBNET_LABEL}={subnet}")),
             Some(&IP_FIELD_MASKS),
         )?;
-        ips_of_subnet(&labelled, subnet, &addresses, &mut found)?;
-        let mut unlabelled = self.unlabelled_ips.borrow_mut();
-        if unlabelled.is_none() {
-            *unlabelled = Some(self.list_raw(
-                &kinds::IP,
-                Some(format!("!{SUBNET_LABEL}")),
-                Some(&IP_FIELD_MASKS),
-            )?);
-        }
-        if let Some(raw) = unlabelled.as_deref() {
-            ips_of_subnet(raw, subnet, &addresses, &mut found)?;
-        }
+        ips_of_subnet(&labelled, subnet, addresses.as_slice(), &mut found)?;
+        self.holders_in(
+            &self.unlabelled_ips,
+            Some(format!("!{SUBNET_LABEL}")),
+            subnet,
+            addresses,
+            &mut found,
+        )?;
         Ok(found)
     }
 
@@ -528,13 +574,14 @@ impl<H: Host> Cluster for HostCluster<H> {
         self.labelled_rules(kind, labels, |rule| rule.metadata.name.clone())
     }
 
-    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError> {
-        let mut known = self.named_subnets.borrow_mut();
-        if let Some((_, answer)) = known.iter().find(|(n, _)| n == name) {
+    fn subnet(&self, name: &str) -> Result<Option<Rc<Subnet>>, LookupError> {
+        if let Some(answer) = self.named_subnets.borrow().get(name) {
             return answer.clone();
         }
-        let answer = self.subnet_by_name(name);
-        known.push((name.to_string(), answer.clone()));
+        let answer = self.subnet_by_name(name).map(|found| found.map(Rc::new));
+        self.named_subnets
+            .borrow_mut()
+            .insert(name.to_string(), answer.clone());
         answer
     }
 

@@ -8,6 +8,7 @@ use crate::k8s::objects::{
     Service, Subnet, Vpc, VpcReferrer,
 };
 use std::net::IpAddr;
+use std::rc::Rc;
 
 /// A lookup that failed: what could not be read, and why. It reads
 /// `cannot list kubeovn.io/v1 IP: <why>` or
@@ -66,6 +67,32 @@ impl std::fmt::Display for LookupError {
     }
 }
 
+/// The addresses a request claims, sorted and without repeats, built once
+/// per evaluation and shared: a lookup that keeps what it found for them
+/// knows them again by identity, not by comparing every address (CONTRACT
+/// §4: no work of NICs × addresses).
+#[derive(Clone, Debug)]
+pub struct AddressSet(Rc<[IpAddr]>);
+
+impl AddressSet {
+    /// The set of these addresses.
+    pub fn new(mut addresses: Vec<IpAddr>) -> Self {
+        addresses.sort_unstable();
+        addresses.dedup();
+        AddressSet(addresses.into())
+    }
+
+    /// The addresses, sorted.
+    pub fn as_slice(&self) -> &[IpAddr] {
+        &self.0
+    }
+
+    /// Whether `other` is this very set (a clone of it), not merely equal.
+    pub fn is(&self, other: &AddressSet) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// The answer of a lookup.
 pub(super) type Lookup<T> = Result<T, LookupError>;
 
@@ -75,7 +102,7 @@ pub trait Cluster {
     /// hold one of `addresses` (I1, by value), in no particular order. Only
     /// those are decoded whole: in a subnet of 10 000 pods, a request for
     /// one address keeps one object. Not memoised: callers keep what they need.
-    fn ips_holding(&self, subnet: &str, addresses: &[IpAddr]) -> Result<Vec<Ip>, LookupError>;
+    fn ips_holding(&self, subnet: &str, addresses: &AddressSet) -> Result<Vec<Ip>, LookupError>;
     /// Every `kubeovn.io/v1` Subnet.
     fn subnets(&self) -> Result<&[Subnet], LookupError>;
     /// The Namespace of that name, `None` when it does not exist.
@@ -115,7 +142,8 @@ pub trait Cluster {
     /// The `kubeovn.io/v1` Subnet of that name (its CIDR, gateway,
     /// `excludeIps` and record of what is in use), `None` when it does not
     /// exist.
-    fn subnet(&self, name: &str) -> Result<Option<Subnet>, LookupError>;
+    /// Shared: a Subnet's record (I15) can be large, and several checks read it.
+    fn subnet(&self, name: &str) -> Result<Option<Rc<Subnet>>, LookupError>;
     /// The `kubeovn.io/v1` IP of that name, `None` when it does not exist
     /// (I15: a pod's own, `<pod>.<namespace>[.<provider>]`).
     fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError>;

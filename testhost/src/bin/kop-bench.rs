@@ -1,4 +1,5 @@
-//! `kop-bench <policy.wasm> [--quick] [--budget-ms N]`: the cost of one decision.
+//! `kop-bench <policy.wasm> [--quick] [--budget-ms N] [--only PREFIX]`: the
+//! cost of one decision (`--only`: the scenarios whose name starts so).
 //!
 //! Runs `policy.wasm` in this repository's waPC host (wasmtime) on generated
 //! clusters, in two modes: a fresh instance per decision, as Kubewarden's
@@ -15,16 +16,18 @@
 use kube_ovn_policy::k8s::cluster::{Host, HostCluster};
 use serde_json::{Value, json};
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use testhost::bench::{
-    CachedCluster, deployment_request, ippool_cluster, ippool_request, pod_address, pod_cluster,
-    pod_request, recorded_pod_cluster, subnet_base, subnet_cluster, subnet_name, subnet_request,
+    CachedCluster, deployment_request, heavy_cluster, ippool_cluster, ippool_request,
+    nic_annotations, pod_address, pod_cluster, pod_request, recorded_pod_cluster, subnet_base,
+    subnet_cluster, subnet_name, subnet_request,
 };
-use testhost::{Backend, BoxError, Policy};
+use testhost::{Backend, BoxError, HostCall, Policy};
 
 struct Scenario {
     name: &'static str,
@@ -35,7 +38,14 @@ struct Scenario {
     payload: Vec<u8>,
     cluster: Arc<CachedCluster>,
     allowed: bool,
+    /// One of the heaviest requests a tenant can send (CONTRACT §4): held
+    /// to [`HEAVY_BUDGET`] and to one GET per distinct name.
+    heavy: bool,
 }
+
+/// CONTRACT §4: no request may hold a policy-server worker for a second;
+/// the module's own share of the heaviest ones, warm, stays within this.
+const HEAVY_BUDGET_US: f64 = 100_000.0;
 
 /// The figures of one scenario, in microseconds and bytes.
 struct Figures {
@@ -43,6 +53,10 @@ struct Figures {
     warm: Quantiles,
     native: f64,
     bytes_in: usize,
+    /// Host calls of one decision: lists, GETs, and the distinct names GET.
+    lists: usize,
+    gets: usize,
+    get_names: usize,
 }
 
 /// The native policy's view of the host: the same answers, counted.
@@ -101,6 +115,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             payload: static_ip(pod_address(0, per_subnet + 7))?,
             cluster: cluster.clone(),
             allowed: true,
+            heavy: false,
         });
         if per_subnet > 0 {
             out.push(Scenario {
@@ -111,6 +126,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
                 payload: static_ip(pod_address(0, 0))?,
                 cluster: cluster.clone(),
                 allowed: false,
+                heavy: false,
             });
         }
         let pool: Vec<String> = (10..15)
@@ -130,6 +146,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             )?,
             cluster,
             allowed: true,
+            heavy: false,
         });
     }
     // A 20 000-address ip_pool in a subnet of 50 000 IP objects: an entry
@@ -170,6 +187,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             )?,
             cluster: cluster.clone(),
             allowed,
+            heavy: false,
         });
     }
     let overlaps: &[usize] = if quick { &[10] } else { &[10, 1_000] };
@@ -185,6 +203,7 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             )?,
             cluster: Arc::new(CachedCluster::new(subnet_cluster(subnets)?)),
             allowed: true,
+            heavy: false,
         });
     }
     let pools: &[usize] = if quick { &[10] } else { &[10, 1_000] };
@@ -209,6 +228,59 @@ fn scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
                 payload: payload(ippool_request(&ips), json!({}))?,
                 cluster: cluster.clone(),
                 allowed,
+                heavy: false,
+            });
+        }
+    }
+    out.extend(heavy_scenarios(quick)?);
+    Ok(out)
+}
+
+/// CONTRACT §4's heaviest pods: as many attachment NICs as the cap allows
+/// (the default 64, and 5 000 raised), against 20 000 IP objects, a
+/// 40 000-entry Subnet record and 1 000 IPPools reserved for another
+/// namespace. Each NIC names a Subnet that does not exist (the IP list read
+/// for it), or the recorded Subnet with an address the record calls free
+/// (the record and the pools read for it), or one the record calls in use
+/// that no IP object holds (the pod's own IP object asked for by name).
+fn heavy_scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
+    let (ips, record, pools, raised) = if quick {
+        (2_000, 4_000, 100, 500)
+    } else {
+        (20_000, 40_000, 1_000, 5_000)
+    };
+    let cluster = Arc::new(CachedCluster::new(heavy_cluster(ips, record, pools)?));
+    let mut out = Vec::new();
+    for nics in [64, raised] {
+        let settings = json!({"maxNetworksPerPod": nics});
+        let shapes: [(&'static str, Value); 3] = [
+            (
+                "heavy-missing-subnets",
+                nic_annotations(
+                    nics,
+                    |i| pod_address(0, 2 * i + 1),
+                    |i| format!("missing-{i}"),
+                ),
+            ),
+            (
+                "heavy-record",
+                nic_annotations(nics, |i| pod_address(0, 2 * i + 1), |_| subnet_name(0)),
+            ),
+            (
+                "heavy-own-ip",
+                nic_annotations(nics, |i| pod_address(0, 2 * (ips + i)), |_| subnet_name(0)),
+            ),
+        ];
+        for (name, annotations) in shapes {
+            out.push(Scenario {
+                name,
+                ips,
+                subnets: nics,
+                pools,
+                payload: payload(pod_request(annotations), settings.clone())?,
+                cluster: cluster.clone(),
+                allowed: true,
+                heavy: true,
             });
         }
     }
@@ -272,7 +344,13 @@ fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, B
     };
     let probe = policy.instance(Backend::Shared(s.cluster.clone()))?;
     check(probe.validate_raw(&s.payload)?.accepted)?;
-    let answered: usize = probe.take_calls().iter().map(|c| c.response_bytes).sum();
+    let calls = probe.take_calls();
+    let answered: usize = calls.iter().map(|c| c.response_bytes).sum();
+    let gets: Vec<&HostCall> = calls
+        .iter()
+        .filter(|c| c.operation == "get_resource")
+        .collect();
+    let get_names: HashSet<String> = gets.iter().map(|c| c.payload.to_string()).collect();
     let fresh = time(budget, || {
         let instance = policy.instance(Backend::Shared(s.cluster.clone()))?;
         instance.set_call_log(false);
@@ -298,10 +376,14 @@ fn measure(policy: &Policy, s: &Scenario, budget: Duration) -> Result<Figures, B
         warm,
         native,
         bytes_in: s.payload.len() + answered,
+        lists: calls.len() - gets.len(),
+        gets: gets.len(),
+        get_names: get_names.len(),
     })
 }
 
-fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
+fn run(wasm: &Path, quick: bool, budget: Duration, only: Option<&str>) -> Result<(), BoxError> {
+    let mut faults = Vec::new();
     let policy = Policy::load(wasm)?;
     println!(
         "{:<24} {:>7} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>7} {:>9}",
@@ -318,7 +400,8 @@ fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
         "bytes_in"
     );
     let mut headline = None;
-    for s in scenarios(quick)? {
+    let wanted = |s: &Scenario| only.is_none_or(|prefix| s.name.starts_with(prefix));
+    for s in scenarios(quick)?.into_iter().filter(wanted) {
         let f = measure(&policy, &s, budget)?;
         let ratio = f.warm.0 / f.native;
         println!(
@@ -335,6 +418,25 @@ fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
             ratio,
             f.bytes_in
         );
+        if s.heavy {
+            println!(
+                "  {} with {} NICs: host calls lists={} gets={} distinct_get_names={}",
+                s.name, s.subnets, f.lists, f.gets, f.get_names
+            );
+            if f.gets > f.get_names {
+                faults.push(format!(
+                    "{} ({} NICs): {} GETs for {} names",
+                    s.name, s.subnets, f.gets, f.get_names
+                ));
+            }
+            // The budget holds for the full bench; --quick checks answers.
+            if !quick && f.warm.0 > HEAVY_BUDGET_US {
+                faults.push(format!(
+                    "{} ({} NICs): {:.0} µs warm, over {HEAVY_BUDGET_US:.0}",
+                    s.name, s.subnets, f.warm.0
+                ));
+            }
+        }
         if s.name == "pod-static-ip-free" && s.ips == 10_000 && s.subnets == 1_000 {
             headline = Some((f, ratio));
         }
@@ -349,7 +451,11 @@ fn run(wasm: &Path, quick: bool, budget: Duration) -> Result<(), BoxError> {
             f.fresh.0, f.warm.0, f.native, f.bytes_in, policy.wasm_bytes
         );
     }
-    Ok(())
+    if faults.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("CONTRACT §4 bounds exceeded: {}", faults.join("; ")).into())
+    }
 }
 
 fn main() -> ExitCode {
@@ -365,10 +471,20 @@ fn main() -> ExitCode {
         .iter()
         .find(|a| !a.starts_with("--") && a.ends_with(".wasm"))
     else {
-        eprintln!("usage: kop-bench <policy.wasm> [--quick] [--budget-ms N]");
+        eprintln!("usage: kop-bench <policy.wasm> [--quick] [--budget-ms N] [--only PREFIX]");
         return ExitCode::from(2);
     };
-    match run(Path::new(wasm), quick, Duration::from_millis(budget_ms)) {
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    match run(
+        Path::new(wasm),
+        quick,
+        Duration::from_millis(budget_ms),
+        only,
+    ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kop-bench: {e}");

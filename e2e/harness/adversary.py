@@ -47,6 +47,7 @@ import http.client
 import multiprocessing
 import os
 import random
+import re
 import statistics
 import threading
 import time
@@ -63,6 +64,16 @@ TENANT = "tenant"
 LEGIT_SUBNET = "adv-legit"  # the legitimate pods' subnet
 REAL_SUBNET = "adv-real"  # bound to the tenant's namespace; only the attack names it
 REAL_POOL = "adv-pool"
+# A subnet whose record says more addresses are in use than any IP object
+# shows (the controller's queue behind): each NIC asking for one makes the
+# policy ask for the pod's own IP object by name (I15).
+HEAVY_SUBNET = "adv-heavy"
+HEAVY_USED = 100
+# The policy's default maxNetworksPerPod (CONTRACT §4), and how many of the
+# heaviest requests are sent at once.
+NIC_CAP = 64
+BURST = 32
+BURSTS = 8
 # A real subnet's IP objects, and the range its status records in use.
 USED = 50
 # kube-apiserver refuses annotations over 256 KiB in all (TotalAnnotationSizeLimitB).
@@ -86,12 +97,12 @@ LEGIT_EVERY = 0.05
 # --- the cluster -------------------------------------------------------------
 
 
-def subnet(name, cidr, gateway, used_range, namespaces=()):
+def subnet(name, cidr, gateway, used_range, namespaces=(), used=USED):
     return {
         "apiVersion": "kubeovn.io/v1", "kind": "Subnet", "metadata": {"name": name},
         "spec": {"protocol": "IPv4", "cidrBlock": cidr, "gateway": gateway, "excludeIps": [gateway],
                  "provider": "ovn", "vpc": "ovn-cluster", "namespaces": list(namespaces)},
-        "status": {"v4usingIPrange": used_range, "v4usingIPs": USED},
+        "status": {"v4usingIPrange": used_range, "v4usingIPs": used},
     }
 
 
@@ -111,6 +122,7 @@ def real_objects():
     objects = [
         subnet(LEGIT_SUBNET, "10.7.0.0/16", "10.7.0.1", f"10.7.1.1-10.7.1.{USED}"),
         subnet(REAL_SUBNET, "10.8.0.0/16", "10.8.0.1", f"10.8.2.1-10.8.2.{USED}", [TENANT_NAMESPACE]),
+        subnet(HEAVY_SUBNET, "10.6.0.0/16", "10.6.0.1", f"10.6.1.1-10.6.1.{HEAVY_USED}", used=HEAVY_USED),
         {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": REAL_POOL},
          "spec": {"subnet": REAL_SUBNET, "ips": ["10.8.1.0/24"], "namespaces": [TENANT_NAMESPACE]}},
     ]
@@ -138,7 +150,7 @@ def tenant_rbac():
 # subnet's Subnet by name and IP objects by label, the pool, the namespace.
 def named_real_lists():
     lists = set()
-    for s in (LEGIT_SUBNET, REAL_SUBNET):
+    for s in (LEGIT_SUBNET, REAL_SUBNET, HEAVY_SUBNET):
         lists.add(("/apis/kubeovn.io/v1/subnets", None, f"metadata.name={s}"))
         lists.add(("/apis/kubeovn.io/v1/ips", f"{SUBNET_LABEL}={s}", None))
     lists.add(("/apis/kubeovn.io/v1/ippools", None, f"metadata.name={REAL_POOL}"))
@@ -250,6 +262,31 @@ BIG_SHAPES = [
         "ovn.kubernetes.io/logical_switch": REAL_SUBNET,
         "ovn.kubernetes.io/ip_pool": pool_of("10.8", 20_000, start=3)}, replicas=20_000)),
 ]
+
+
+def nics(i, n, subnet_name, address_of):
+    """n attachment NICs `a<j>.h<i>.kubernetes.io/…` in subnet_name, NIC j asking for address_of(j)."""
+    annotations = {}
+    for j in range(n):
+        annotations[f"a{j}.h{i}.kubernetes.io/ip_address"] = address_of(j)
+        annotations[f"a{j}.h{i}.kubernetes.io/logical_switch"] = subnet_name
+    return annotations
+
+
+# CONTRACT §4's heaviest pods, at the NIC cap and just under it: every NIC
+# naming an invented subnet (the IP list read for them), the real subnet's
+# record and pools (free addresses), or the heavy subnet's record (in use,
+# no IP object: the pod's own IP object asked for by name, once a NIC); and
+# one NIC over the cap (refused before any lookup).
+HEAVY_SHAPES = [
+    shape
+    for n in (NIC_CAP, NIC_CAP - 1)
+    for shape in (
+        (f"cap{n}-invented-subnets", lambda i, rng, n=n: pod(f"heavy-{i}", attachments(i, n, rng, lambda j: f"h{i}-{j}"))),
+        (f"cap{n}-record-and-pools", lambda i, rng, n=n: pod(f"heavy-{i}", nics(i, n, REAL_SUBNET, lambda j: f"10.8.3.{j + 1}"))),
+        (f"cap{n}-own-ip-objects", lambda i, rng, n=n: pod(f"heavy-{i}", nics(i, n, HEAVY_SUBNET, lambda j: f"10.6.1.{j + 1}"))),
+    )
+] + [("cap-exceeded", lambda i, rng: pod(f"heavy-{i}", nics(i, NIC_CAP + 1, HEAVY_SUBNET, lambda j: f"10.6.1.{j + 1}")))]
 
 
 def adversarial(i, attached, big_every):
@@ -531,6 +568,74 @@ def run(suite, audit, webhook):
     wanted = min(total, warm_n + SECOND_HALF_MIN)
     suite.check(f"adversary: at least {wanted} of the {total} requests asked for were sent", requests >= wanted,
                 f"{requests} of {total} within {seconds:.0f} s")
+    heavy_burst(suite, kubeconfig, webhook, p50_base)
+
+
+SLOW = re.compile(r"kop-serve: slow evaluation: request \S+ took (\d+) ms")
+
+
+def heavy_burst(suite, kubeconfig, webhook, p50_base):
+    """CONTRACT §4: BURSTS bursts of BURST of the heaviest requests at once
+    (HEAVY_SHAPES in turn), beside the legitimate client; every one answered
+    (the over-the-cap one with 400), legitimate p50 within 2x of its p50
+    without, no legitimate request refused, and no evaluation of a second or
+    more on the server's side: kop-serve logs every evaluation of 100 ms or
+    more (`slow evaluation`); policy-server logs none, so with it the
+    slowest end-to-end time is reported and no bound is checked."""
+    rng = random.Random(7)
+    log_from = suite.server.log.stat().st_size
+    stop = threading.Event()
+    during, legit_failed = [], []
+
+    def legitimate_client():
+        api = Api(kubeconfig, keep_alive=True)
+        n = 50_000
+        while not stop.wait(LEGIT_EVERY):
+            got, ms = send(api, *legitimate(n, rng))
+            during.append(ms)
+            if not got["allowed"]:
+                legit_failed.append(got["raw"])
+            n += 1
+
+    def heavy(i):
+        shape, make = HEAVY_SHAPES[i % len(HEAVY_SHAPES)]
+        got, ms = send(Api(kubeconfig), "pods", make(i, random.Random(i)))
+        over = shape == "cap-exceeded"
+        ok = (got["webhook"] == webhook and got["code"] == 400) if over else answered(got, webhook)
+        return shape, ok, ms, got["raw"][:200]
+
+    legit = threading.Thread(target=legitimate_client, daemon=True)
+    legit.start()
+    results = []
+    started = time.monotonic()
+    with ThreadPoolExecutor(BURST) as threads:
+        for b in range(BURSTS):
+            results += list(threads.map(heavy, range(b * BURST, (b + 1) * BURST)))
+            time.sleep(LEGIT_EVERY * 4)
+    took = time.monotonic() - started
+    stop.set()
+    legit.join(timeout=40)
+    slow = [int(ms) for ms in SLOW.findall(suite.server.log.read_bytes()[log_from:].decode(errors="replace"))]
+    kop_serve = suite.server.log.name.startswith("kop-serve")
+    p50 = statistics.median(during) if during else float("inf")
+    slowest = max(ms for _, _, ms, _ in results)
+    failed = [f"{shape} ({ms:.0f} ms): {raw}" for shape, ok, ms, raw in results if not ok]
+    figures = (f"adversary heavy: {len(results)} requests at and under the NIC cap ({NIC_CAP}), {BURST} at once, "
+               f"in {took:.1f} s; slowest end to end {slowest:.0f} ms; "
+               + (f"server side: {len(slow)} evaluations of 100 ms or more, the longest {max(slow, default=0)} ms; "
+                  if kop_serve else "server side: not logged by policy-server; ")
+               + f"legitimate p50 {p50_base:.1f} ms alone, {p50:.1f} ms beside them ({len(during)} sent)")
+    print(f"# {figures}", flush=True)
+    suite.notes.append(figures)
+    suite.check("adversary heavy: every request at the NIC cap answered, the one over it refused with 400",
+                not failed, f"{len(failed)} of {len(results)}: " + "; ".join(failed[:3]))
+    suite.check("adversary heavy: legitimate p50 beside them within 2x of its p50 without",
+                p50 <= 2 * p50_base, f"{p50_base:.1f} ms -> {p50:.1f} ms")
+    suite.check("adversary heavy: every legitimate request beside them admitted", not legit_failed,
+                f"{len(legit_failed)}: " + "; ".join(legit_failed[:3]))
+    if kop_serve:
+        suite.check("adversary heavy: no evaluation took a second or more (kop-serve's log)",
+                    all(ms < 1000 for ms in slow), f"{sorted(slow)[-5:]}")
 
 
 def judge(opened, exists):

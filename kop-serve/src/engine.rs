@@ -91,6 +91,9 @@ pub struct Loaded {
     pub settings: Map<String, Value>,
 }
 
+/// An evaluation this long or longer is logged (`slow evaluation`).
+pub const SLOW_EVALUATION: Duration = Duration::from_millis(100);
+
 /// A failure to make an instance: policy-server answers HTTP 500
 /// "Something went wrong" unless it is the epoch deadline during
 /// initialisation.
@@ -206,7 +209,18 @@ impl Loaded {
         };
         let payload = json!({"request": &request_value, "settings": &self.settings});
         self.start_clock(&evaluation);
+        let started = Instant::now();
         let answer = host.call("validate", payload.to_string().as_bytes());
+        let took = started.elapsed();
+        // CONTRACT §4: no request may hold a worker for a second. Every
+        // evaluation from SLOW_EVALUATION on is logged, so that a test can
+        // read the server's side of it (e2e/harness/adversary.py).
+        if took >= SLOW_EVALUATION {
+            eprintln!(
+                "kop-serve: slow evaluation: request {uid} took {} ms",
+                took.as_millis()
+            );
+        }
         // A host call that gave up at the deadline: the policy's code,
         // resumed, is past its epoch deadline too.
         if evaluation.timed_out.load(Ordering::SeqCst) {

@@ -221,7 +221,7 @@ DEPLOY_POLICIES_YML = {
         "allowedToMutate": False,
         "contextAwareResources": cars(
             ("kubeovn.io/v1", "IP"), ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "IPPool"),
-            ("v1", "Namespace"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
+            ("kubeovn.io/v1", "Vip"), ("v1", "Namespace"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
         ),
         "settings": {},
         "timeoutEvalSeconds": 8,

@@ -29,7 +29,7 @@ check() { # expected verb resource [kubectl flags...]
 for r in ips.kubeovn.io vpcs.kubeovn.io iptables-eips.kubeovn.io; do
   for v in get list watch; do check yes $v $r --as=$ps; done
 done
-for r in subnets.kubeovn.io ippools.kubeovn.io iptables-dnat-rules.kubeovn.io \
+for r in subnets.kubeovn.io ippools.kubeovn.io vips.kubeovn.io iptables-dnat-rules.kubeovn.io \
     iptables-snat-rules.kubeovn.io iptables-fip-rules.kubeovn.io ovn-fips.kubeovn.io \
     ovn-snat-rules.kubeovn.io ovn-dnat-rules.kubeovn.io namespaces \
     network-attachment-definitions.k8s.cni.cncf.io; do

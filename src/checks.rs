@@ -4,7 +4,7 @@
 //!
 //! | kind | module |
 //! |---|---|
-//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::status`], [`static_ip::in_subnet`], [`static_ip::owner`]) |
+//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::status`], [`static_ip::in_subnet`], [`static_ip::owner`], [`static_ip::networks`], [`static_ip::attached`], [`static_ip::vip`]) |
 //! | Subnet | [`subnet`] |
 //! | Vpc | [`vpc`] |
 //! | Vip | [`vip`] |
@@ -25,7 +25,11 @@
 //! I8 the default VPC; I9 the apiserver address; I10 workload updates; I11
 //! audit; I12 determinism (the first by name); I13 pools as the controller
 //! allocates them; I14 IPPool objects as the controller's IPAM takes them;
-//! I15 the subnet's own record of what is in use.
+//! I15 the subnet's own record of what is in use; I16 no exemption by
+//! annotation; I17 every address the controller will hand out; I18 Pod
+//! UPDATE; I19 IPPool namespaces; I20 NetworkAttachmentDefinitions; I21
+//! Vips taken by pods. §4 (CONTRACT) bounds every lookup and caps a pod's
+//! NICs (`maxNetworksPerPod`).
 
 pub mod ip;
 pub mod ippool;

@@ -1,19 +1,19 @@
 //! Static-IP admission for Pods and workload templates (kube-ovn-webhook's
-//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12, I13
-//! and I15–I19 (named in [`crate::checks`]).
+//! `static_ip.go`), with the contract's improvements I1–I7, I10, I12, I13,
+//! I15–I19 and I21 (named in [`crate::checks`]), and §4's cap on NICs.
 //! The entries ([`admit_pod`], [`admit_workload`]) and the order of the
 //! checks ([`validate`]) are here; below, the pieces by what they do:
 //! [`network`] (the annotations and `ValidatePodNetwork`), [`networks`] and
 //! [`attached`] (the NICs of a pod's network selections, I17),
 //! [`conflicts`], [`status`] (the subnet's record of what is in use),
-//! [`pools`], [`in_subnet`] and [`owner`].
+//! [`pools`], [`in_subnet`], [`owner`] and [`vip`] (I21).
 //!
 //! Order, as upstream and then the new checks: trigger (no exemption by
 //! annotation, I16), `ValidatePodNetwork` (400), `ip_address` family
 //! uniqueness and conflicts (403), `ip_pool` name lookup or conflicts and
 //! the group the pod will take (403, I3 and I13), attachment networks (I7
-//! and I17, 403), pools reserved for other namespaces (I19, 403), then
-//! static IPs against their subnet (I6, 400).
+//! and I17, 403), pools reserved for other namespaces (I19, 403), the Vip
+//! it takes (I21, 403), then static IPs against their subnet (I6, 400).
 
 pub mod attached;
 pub mod conflicts;
@@ -23,6 +23,7 @@ pub mod networks;
 pub mod owner;
 pub mod pools;
 pub mod status;
+pub mod vip;
 
 use crate::admission::denial::Denial;
 use crate::admission::{self, Operation};
@@ -82,13 +83,15 @@ pub fn admit_pod(
     };
     let controller = pod_workload(&meta.owner_references);
     let statefulset = statefulset_pod(name, &meta.owner_references);
+    let owner_name = pod_owner_name(name, &meta.owner_references);
     let claim = Claim {
         annotations: &meta.annotations,
         namespace,
-        owner_name: pod_owner_name(name, &meta.owner_references),
+        owner_name,
         subject: Subject::Pod {
             controller,
             statefulset,
+            vm: owner_name != name,
         },
     };
     validate_nics(&claim, settings, cluster, only.as_ref())
@@ -345,6 +348,9 @@ fn validate_nics(
             check.reserved(nic, nic.logical_switch.as_deref())?;
         }
     }
+    if primary.is_some() {
+        vip::check_vip(claim, cluster)?;
+    }
     if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {
         check_in_subnet(&p.ip_address, subnet, cluster)?;
     }
@@ -356,12 +362,15 @@ fn validate_nics(
     Ok(())
 }
 
-/// Whether a claim asks for any static address or pool. Upstream validates
-/// a workload only for its template's `ip_pool`; a pod for any NIC's
-/// address or pool, including those only its network selections give
-/// (I17). No annotation exempts a pod (I16).
+/// Whether a claim asks for any static address, pool or Vip (I21).
+/// Upstream validates a workload only for its template's `ip_pool`; a pod
+/// for any NIC's address or pool, including those only its network
+/// selections give (I17). No annotation exempts a pod (I16).
 fn triggered(claim: &Claim<'_>, primary: &Nic<'_>, selections: Option<&[Entry]>) -> bool {
     let attached = attachments(claim.annotations);
+    if !annotation(claim.annotations, vip::VIP).is_empty() {
+        return true; // I21
+    }
     match claim.subject {
         Subject::Pod { .. } => {
             !primary.ip_address.is_empty()

@@ -7,7 +7,7 @@ use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
     ConfigMap, InUse, Ip, IpPool, IptablesEip, IptablesRule, Namespace,
-    NetworkAttachmentDefinition, Service, Subnet, Vpc, VpcReferrer,
+    NetworkAttachmentDefinition, PodVip, Service, Subnet, Vpc, VpcReferrer,
 };
 use serde_json::{Value, json};
 use std::cell::RefCell;
@@ -107,6 +107,8 @@ pub struct FakeCluster {
     pub labelled_objects: Vec<(&'static ApiResource, Labels, IptablesRule)>,
     /// NetworkAttachmentDefinitions (I17).
     pub nads: Vec<NetworkAttachmentDefinition>,
+    /// Vips as pods naming them read them (I21).
+    pub vips: Vec<PodVip>,
     /// Other objects that exist, by kind and name.
     pub existing: Vec<(&'static ApiResource, String)>,
     /// When set, every lookup fails with this text.
@@ -261,6 +263,12 @@ impl Cluster for FakeCluster {
         name: &str,
     ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
         self.network_attachment_definition_of(namespace, name)
+    }
+    fn pod_vip(&self, name: &str) -> Result<Option<PodVip>, LookupError> {
+        self.fail.clone().map_or(
+            Ok(self.vips.iter().find(|v| v.metadata.name == name).cloned()),
+            |e| Err(LookupError::failed(e)),
+        )
     }
 }
 

@@ -112,8 +112,8 @@ pub const SUBNET: ApiResource = kube_ovn("Subnet", "subnets", "subnets", &[List]
 pub const VPC: ApiResource = kube_ovn("Vpc", "vpcs", "vpcs", &[Get, List]);
 /// An IPPool named by a pod's `ip_pool`; every one, for an IPPool's overlaps (I14).
 pub const IPPOOL: ApiResource = kube_ovn("IPPool", "ippools", "ippools", &[List]);
-/// A Vip: checked at admission, never looked up.
-pub const VIP: ApiResource = kube_ovn("Vip", "vips", "vips", &[]);
+/// A Vip: checked at admission; every one, for the Vip a pod names (I21).
+pub const VIP: ApiResource = kube_ovn("Vip", "vips", "vips", &[List]);
 /// The EIP of a VpcNatGateway's iptables NAT rules.
 pub const IPTABLES_EIP: ApiResource =
     kube_ovn("IptablesEIP", "iptables-eips", "iptablesEips", &[Get, List]);

@@ -28,7 +28,7 @@ pub use subnet::{
     BigInt, InUse, NatOutgoingPolicyMatch, NatOutgoingPolicyRule, Subnet, SubnetByName, SubnetSpec,
     SubnetStatus, U2oFeatures, Using,
 };
-pub use vip::{Vip, VipSpec, VipStatus};
+pub use vip::{PodVip, PodVipMeta, PodVipSpec, Vip, VipSpec, VipStatus};
 pub use vpc::{
     PolicyRoute, StaticRoute, Vpc, VpcField, VpcPeering, VpcReferrer, VpcSpec, VpcStatus,
 };

@@ -16,6 +16,9 @@ pub enum Subject {
         controller: Option<Workload>,
         /// Set when kube-ovn-controller allocates it as a StatefulSet's (I13).
         statefulset: Option<StatefulSetPod>,
+        /// A KubeVirt launcher pod (`isVMPod`: an ownerReference of kind
+        /// `VirtualMachineInstance` in `kubevirt.io`); its owner name is the VM's.
+        vm: bool,
     },
     /// A workload, checked through its pod template.
     Workload(Workload),

@@ -2,9 +2,9 @@ use super::*;
 use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
-use crate::k8s::fake::{FakeCluster, annotations, ip, subnet};
+use crate::k8s::fake::{FakeCluster, annotations, ip, object, subnet};
 use crate::k8s::objects::{InUse, Meta, Namespace, Using};
-use crate::k8s::objects::{Ip, OwnerReference};
+use crate::k8s::objects::{Ip, OwnerReference, PodVip};
 use crate::settings::Settings;
 use rstest::rstest;
 use serde_json::json;
@@ -97,6 +97,7 @@ fn pod_claim<'a>(
         subject: Subject::Pod {
             statefulset: statefulset_pod(name, &owners),
             controller,
+            vm: false,
         },
     }
 }
@@ -1452,4 +1453,123 @@ fn each_subnet_is_read_once_however_many_nics_name_it() {
     let lookups = cluster.lookups.borrow();
     let count = |what: &str| lookups.iter().filter(|l| l.as_str() == what).count();
     assert_eq!(count("list IP subnet-a"), 1, "{lookups:?}");
+}
+
+/// I21: a Vip named by `ovn.kubernetes.io/vip`, as `podReuseVip` takes it.
+fn vip_pod(name: &str, vip: PodVip, controller: Option<Workload>, vm: bool) -> Result<(), Denial> {
+    let cluster = FakeCluster {
+        vips: vec![vip],
+        ..cluster(vec![])
+    };
+    let annotations = annotations(&[(vip::VIP, "vip-a")]);
+    let mut claim = pod_claim(name, &annotations, controller);
+    if let Subject::Pod { vm: is_vm, .. } = &mut claim.subject {
+        *is_vm = vm;
+    }
+    if vm {
+        claim.owner_name = "vm-a";
+    }
+    validate(&claim, &Settings::default(), &cluster)
+}
+
+fn a_vip(namespace: &str, reserved_by: Option<&str>) -> PodVip {
+    let labels = reserved_by.map_or(json!({}), |p| json!({(vip::IP_RESERVED): p}));
+    object(
+        "vip-a",
+        json!({"metadata": {"name": "vip-a", "labels": labels}, "spec": {"namespace": namespace}}),
+    )
+}
+
+#[rstest]
+#[case::any_namespace_free(a_vip("", None), "app-1", None, false, Ok(()))]
+#[case::own_namespace_free(a_vip("default", None), "app-1", None, false, Ok(()))]
+#[case::another_namespace(
+    a_vip("team-b", None),
+    "app-1",
+    None,
+    false,
+    Err(Denial::forbidden("vip vip-a is reserved for namespace team-b"))
+)]
+#[case::in_use_by_another_pod(
+    a_vip("", Some("other.default")),
+    "app-1",
+    None,
+    false,
+    Err(Denial::forbidden("vip 'vip-a' is in use by pod other.default"))
+)]
+#[case::a_plain_pod_of_the_same_port_is_refused_as_the_controller_refuses_it(
+    a_vip("", Some("app-1.default")),
+    "app-1",
+    None,
+    false,
+    Err(Denial::forbidden("vip 'vip-a' is in use by pod app-1.default"))
+)]
+#[case::statefulset_pod_keeps_its_own(
+    a_vip("", Some("db-0.default")),
+    "db-0",
+    Some(Workload { kind: WorkloadKind::StatefulSet, name: "db".into() }),
+    false,
+    Ok(())
+)]
+#[case::statefulset_pod_not_another_ones(
+    a_vip("", Some("db-1.default")),
+    "db-0",
+    Some(Workload { kind: WorkloadKind::StatefulSet, name: "db".into() }),
+    false,
+    Err(Denial::forbidden("vip 'vip-a' is in use by pod db-1.default"))
+)]
+#[case::vm_pod_keeps_its_vms(a_vip("", Some("vm-a.default")), "virt-launcher-vm-a-x7k2p", None, true, Ok(()))]
+fn vips_taken_by_pods_i21(
+    #[case] vip: PodVip,
+    #[case] name: &str,
+    #[case] controller: Option<Workload>,
+    #[case] vm: bool,
+    #[case] want: Result<(), Denial>,
+) {
+    assert_eq!(vip_pod(name, vip, controller, vm), want);
+}
+
+#[test]
+fn a_missing_vip_is_not_checked_i21() {
+    let annotations = annotations(&[(vip::VIP, "nowhere")]);
+    assert_eq!(
+        validate(
+            &pod_claim("app-1", &annotations, None),
+            &Settings::default(),
+            &cluster(vec![])
+        ),
+        Ok(())
+    );
+}
+
+#[test]
+fn a_workload_naming_another_namespaces_vip_is_refused_i21() {
+    let foreign = FakeCluster {
+        vips: vec![a_vip("team-b", None)],
+        ..cluster(vec![])
+    };
+    assert_eq!(
+        workload(
+            WorkloadKind::Deployment,
+            "web",
+            &[(vip::VIP, "vip-a")],
+            &foreign
+        ),
+        Err(Denial::forbidden(
+            "vip vip-a is reserved for namespace team-b"
+        ))
+    );
+    let sts = FakeCluster {
+        vips: vec![a_vip("", Some("db-2.default"))],
+        ..cluster(vec![])
+    };
+    assert_eq!(
+        workload(
+            WorkloadKind::StatefulSet,
+            "db",
+            &[(vip::VIP, "vip-a")],
+            &sts
+        ),
+        Ok(())
+    );
 }

@@ -64,6 +64,10 @@ pub const IPPOOL_LIST_FIELD_MASKS: [&str; 3] = ["spec.ips", "spec.namespaces", "
 /// CNI config (I17). Every NAD of every namespace is one watch cache.
 pub const NAD_FIELD_MASKS: [&str; 1] = ["spec.config"];
 
+/// The field of a Vip a pod naming it reads (I21): the namespace it is meant
+/// for (its labels, in `metadata`, always come). Every Vip is one watch cache.
+pub const VIP_FIELD_MASKS: [&str; 1] = ["spec.namespace"];
+
 /// The fields kept of the NAT kinds read by their labels: the field the
 /// labels mirror, and for IptablesDnatRule what its port check compares;
 /// one set per kind, so that each keeps one watch cache.

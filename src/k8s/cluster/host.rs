@@ -8,7 +8,7 @@ use crate::k8s::cluster::answers::{
 };
 use crate::k8s::cluster::bounds::{
     IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS, NAD_FIELD_MASKS,
-    SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VPC_FIELD_MASKS,
+    SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VIP_FIELD_MASKS, VPC_FIELD_MASKS,
     VPC_REFERRER_FIELD_MASKS, is_fixed_name, label_selector, labelled_field_masks, masks,
 };
 use crate::k8s::cluster::view::{AddressSet, Cluster, Lookup, LookupError, OvnNatKind};
@@ -17,7 +17,7 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Meta, Namespace, NetworkAttachmentDefinition,
-    Service, Subnet, SubnetByName, Vpc, VpcReferrer,
+    PodVip, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
 };
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
@@ -73,6 +73,8 @@ pub struct HostCluster<H: Host = Wapc> {
     all_ippools: OnceCell<Lookup<Vec<u8>>>,
     /// Every NetworkAttachmentDefinition, of every namespace.
     all_nads: OnceCell<Lookup<Vec<u8>>>,
+    /// Every Vip, as a pod naming one reads it (I21).
+    all_vips: OnceCell<Lookup<Vec<u8>>>,
     /// The same, by namespace and name.
     nads: OnceCell<Lookup<HashMap<(String, String), NetworkAttachmentDefinition>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
@@ -114,6 +116,7 @@ impl<H: Host> HostCluster<H> {
             all_namespaces: OnceCell::new(),
             all_ippools: OnceCell::new(),
             all_nads: OnceCell::new(),
+            all_vips: OnceCell::new(),
             nads: OnceCell::new(),
             named_subnets: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
@@ -522,6 +525,23 @@ impl<H: Host> Cluster for HostCluster<H> {
         Ok(index
             .get(&(namespace.to_string(), name.to_string()))
             .cloned())
+    }
+
+    fn pod_vip(&self, name: &str) -> Result<Option<PodVip>, LookupError> {
+        // Named by pods: found among every Vip, never narrowed to the name.
+        let found = self.named(&self.all_vips, &kinds::VIP, &VIP_FIELD_MASKS, name)?;
+        found
+            .map(|item| {
+                decode::from_slice::<PodVip>(item).map_err(|e| {
+                    LookupError::get(
+                        &kinds::VIP,
+                        name,
+                        None,
+                        format!("error deserializing list all resources response: {e}"),
+                    )
+                })
+            })
+            .transpose()
     }
 
     fn ippools(&self) -> Result<&[IpPool], LookupError> {

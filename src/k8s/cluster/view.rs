@@ -5,7 +5,7 @@
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, NetworkAttachmentDefinition,
-    Service, Subnet, Vpc, VpcReferrer,
+    PodVip, Service, Subnet, Vpc, VpcReferrer,
 };
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -160,6 +160,8 @@ pub trait Cluster {
         namespace: &str,
         name: &str,
     ) -> Result<Option<NetworkAttachmentDefinition>, LookupError>;
+    /// The `kubeovn.io/v1` Vip a pod names (I21), `None` when it does not exist.
+    fn pod_vip(&self, name: &str) -> Result<Option<PodVip>, LookupError>;
 }
 
 /// The OVN NAT kinds that keep a Vpc from being deleted, in upstream's order.

@@ -28,6 +28,30 @@ pub struct VipSpec {
     pub attach_subnets: Option<Vec<String>>,
 }
 
+/// A Vip as a pod that names it (`ovn.kubernetes.io/vip`, I21) sees it: the
+/// namespace it is meant for and the port it is reserved by.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct PodVip {
+    pub metadata: PodVipMeta,
+    pub spec: PodVipSpec,
+}
+
+/// A Vip's name and labels.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct PodVipMeta {
+    pub name: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// The namespace a Vip is meant for (empty: any).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct PodVipSpec {
+    pub namespace: String,
+}
+
 /// A MAC is set once it is assigned.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]

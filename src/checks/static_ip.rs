@@ -18,6 +18,7 @@
 pub mod attached;
 pub mod conflicts;
 pub mod in_subnet;
+pub mod landing;
 pub mod network;
 pub mod networks;
 pub mod owner;
@@ -33,7 +34,7 @@ use crate::settings::Settings;
 use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
-use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key};
+use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key, split_items};
 use networks::Entry;
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
@@ -324,7 +325,8 @@ fn validate_nics(
     let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
     let primary_subnet = match &primary {
         Some(p) if !p.ip_address.is_empty() || is_address_pool(p.ip_pool) => {
-            Some(check.primary_subnet(p.logical_switch.as_deref())?)
+            let candidates = landing::candidates(claim, p, cluster)?;
+            Some(landing::landing(&candidates, &lands_by(p), cluster)?)
         }
         _ => None, // nothing of the primary NIC is looked up
     };
@@ -360,6 +362,21 @@ fn validate_nics(
         }
     }
     Ok(())
+}
+
+/// The addresses that decide where a NIC lands (I5): its `ip_address`, else
+/// the first address of its pool (the controller tries a pool's entries in
+/// order in each subnet, `acquireStaticAddressHelper`).
+fn lands_by(nic: &Nic<'_>) -> Vec<std::net::IpAddr> {
+    if !nic.ip_address.is_empty() {
+        return split_items(&nic.ip_address).into_iter().flatten().collect();
+    }
+    pools::Pool::parse(nic.ip_pool)
+        .items
+        .into_iter()
+        .flatten()
+        .take(1)
+        .collect()
 }
 
 /// Whether a claim asks for any static address, pool or Vip (I21).

@@ -5,12 +5,12 @@
 //! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation, split_items};
+use crate::checks::static_ip::network::{Nic, split_items};
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_address_pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::{AddressSet, Cluster};
-use crate::k8s::objects::{Ip, IpPool, Subnet};
+use crate::k8s::objects::{Ip, IpPool};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_ipam::{Addr, RangeList, new_ip_range_list_from};
@@ -32,9 +32,6 @@ enum Holder {
 
 /// The IP CRs of one subnet by address, each list in name order (I12).
 pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
-
-/// The subnet a pod lands in when nothing else names one.
-pub const DEFAULT_SUBNET: &str = "ovn-default";
 
 /// The IPPools of one subnet reserved for other namespaces (I19), in name
 /// order, each with its addresses as the controller's IPAM reads them.
@@ -81,31 +78,6 @@ impl<'r, 'c> Checker<'r, 'c> {
             reserving: RefCell::default(),
             foreign_pools: OnceCell::new(),
         }
-    }
-
-    /// I5: the subnet Kube-OVN will put the pod's primary NIC in.
-    pub fn primary_subnet(&self, annotated: Option<&str>) -> Result<String, Denial> {
-        if let Some(subnet) = annotated {
-            return Ok(subnet.to_string());
-        }
-        if let Some(ns) = self.cluster.namespace(self.claim.namespace)? {
-            let first = annotation(&ns.metadata.annotations, LOGICAL_SWITCH)
-                .split(',')
-                .next()
-                .unwrap_or("")
-                .trim();
-            if !first.is_empty() {
-                return Ok(first.to_string());
-            }
-        }
-        let subnets = sorted_by_name(self.cluster.subnets()?);
-        let bound = subnets
-            .iter()
-            .find(|s| s.spec.namespaces.iter().any(|n| n == self.claim.namespace));
-        let chosen = bound.or_else(|| subnets.iter().find(|s| s.spec.default));
-        Ok(chosen
-            .map_or(DEFAULT_SUBNET, |s| s.metadata.name.as_str())
-            .to_string())
     }
 
     /// The IP CRs of a subnet by address, looked up once per subnet.
@@ -503,12 +475,6 @@ fn claimed_addresses(nics: &[&Nic<'_>]) -> Vec<IpAddr> {
         })
         .flatten()
         .collect()
-}
-
-fn sorted_by_name(subnets: &[Subnet]) -> Vec<&Subnet> {
-    let mut sorted: Vec<&Subnet> = subnets.iter().collect();
-    sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    sorted
 }
 
 /// Upstream's `checkIPAddressFamilyUniqueness`: at most one IPv4 and one IPv6

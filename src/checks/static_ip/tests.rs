@@ -1573,3 +1573,70 @@ fn a_workload_naming_another_namespaces_vip_is_refused_i21() {
         Ok(())
     );
 }
+
+/// I5 as kube-ovn-controller decides it (pod.go:1967, :2532, :2629).
+#[test]
+fn the_subnet_a_primary_nic_lands_in_i5() {
+    let in_a = vec![ip(
+        "o.default",
+        json!({"subnet": "subnet-a", "ipAddress": "10.70.0.9", "podName": "o", "namespace": "default"}),
+    )];
+    // A named IPPool puts the pod in its subnet (Kube-OVN #7059): the
+    // address is checked there, not in ovn-default.
+    let mut c = cluster(in_a.clone());
+    c.pools = vec![object(
+        "pool-a",
+        json!({"spec": {"subnet": "subnet-a", "ips": ["10.70.0.0/26"]}}),
+    )];
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9"), (IP_POOL, " pool-a ")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+    // A namespace bound to two subnets: the address lands in the first whose
+    // CIDR holds it, the second here.
+    let mut c = cluster(in_a.clone());
+    c.namespaces = vec![Namespace {
+        metadata: Meta {
+            name: "default".into(),
+            annotations: annotations(&[(LOGICAL_SWITCH, "ovn-default,subnet-a")]),
+        },
+    }];
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
+        conflict("10.70.0.9", "o.default", "10.70.0.9")
+    );
+    assert_eq!(pod(&[(IP_ADDRESS, "10.70.0.10")], &c), Ok(()));
+    assert_eq!(pod(&[(IP_ADDRESS, "10.16.0.10")], &c), Ok(()));
+    // In none of them: I6 names the first.
+    assert_eq!(
+        pod(&[(IP_ADDRESS, "10.99.0.1")], &c),
+        Err(Denial::bad_request(
+            "static ip 10.99.0.1 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112"
+        ))
+    );
+    // The pod's own logical_switch is the only subnet tried.
+    assert_eq!(
+        pod(
+            &[(IP_ADDRESS, "10.70.0.9"), (LOGICAL_SWITCH, "ovn-default")],
+            &c
+        ),
+        Err(Denial::bad_request(
+            "static ip 10.70.0.9 is not in subnet ovn-default cidr 10.16.0.0/16,fd00:10:16::/112"
+        ))
+    );
+}
+
+#[rstest]
+#[case::a_name("pool-a", Some("pool-a"))]
+#[case::trimmed(" pool-a\t", Some("pool-a"))]
+#[case::an_address("10.16.0.9", None)]
+#[case::a_spaced_address(" 10.16.0.9 ", None)]
+#[case::a_list("pool-a,pool-b", None)]
+#[case::groups("pool-a;pool-b", None)]
+#[case::empty("  ", None)]
+fn an_ip_pool_names_a_pool_as_the_controller_reads_it_i5(
+    #[case] value: &str,
+    #[case] want: Option<&str>,
+) {
+    assert_eq!(landing::named_pool(value), want);
+}

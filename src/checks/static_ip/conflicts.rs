@@ -30,6 +30,10 @@ enum Holder {
     Other,
 }
 
+/// The most GETs of a pod's own IP objects one evaluation makes (I15);
+/// past them, the subnet's IP objects are read, as without I15.
+pub const OWN_IP_GETS: usize = 4;
+
 /// The IP CRs of one subnet by address, each list in name order (I12).
 pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
 
@@ -171,7 +175,8 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// kube-ovn-controller names it `<pod>.<namespace>`, with `.<provider>`
     /// for an attachment (`ovs.PodNameToPortName`, the pod or VM name as
     /// upstream compares it). A workload has none.
-    /// Looked up once per name (CONTRACT §4: one GET per distinct name).
+    /// Looked up once per name (CONTRACT §4: one GET per distinct name),
+    /// and for [`OWN_IP_GETS`] names at most.
     fn own_ip(&self, nic: &Nic<'_>, subnet: &str) -> Option<Rc<Ip>> {
         let Subject::Pod { .. } = self.claim.subject else {
             return None;
@@ -183,6 +188,10 @@ impl<'r, 'c> Checker<'r, 'c> {
         let known = self.own_ips.borrow().get(&name).cloned();
         let ip = match known {
             Some(ip) => ip,
+            // Past a few GETs, the subnet's IP list (one watch cache) answers
+            // the same question for every NIC at once: no request makes more
+            // than OWN_IP_GETS API requests (CONTRACT §4).
+            None if self.own_ips.borrow().len() >= OWN_IP_GETS => return None,
             None => {
                 let ip = self.cluster.ip(&name).ok().flatten().map(Rc::new);
                 self.own_ips.borrow_mut().insert(name, ip.clone());

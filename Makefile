@@ -14,6 +14,7 @@
 ##   cluster-bin                  kube-apiserver, kubectl, etcd from e2e/cluster/go.mod into target/cluster/bin
 ##   certmanager-bin              cert-manager's controller and cainjector into target/certmanager/bin
 ##   controller-manager-bin       kube-controller-manager (controller-oracle only)
+##   gojson-bin                   e2e/gojson (Go's encoding/json, nadutils, loadNetConf) into target/gojson/bin
 ##   clean
 ##
 ## The suite
@@ -32,6 +33,8 @@
 ##   unit-tests                   the policy's unit and property tests
 ##   fuzz-smoke [FUZZ_SMOKE_SECONDS=10]   every fuzz target from its seeds, stable Rust
 ##   fuzz [FUZZ_SECONDS=60]       every cargo-fuzz target (nightly, cargo-fuzz)
+##   gojson-diff [GOJSON_COUNT=100000 GOJSON_SEED=1]   upstream/go_json.rs against Go itself (e2e/gojson):
+##                                generated inputs, every field the policy reads compared
 ##
 ## The module in our waPC host
 ##   host-tests                   testhost/tests: every case, lookups failing, sessions, bounds, metadata
@@ -89,7 +92,7 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
-	controller-oracle controller-race
+	controller-oracle controller-race gojson-bin gojson-diff
 
 all: policy.wasm
 
@@ -218,6 +221,19 @@ fuzz-smoke:
 			-artifact_prefix=$(FUZZ_SMOKE_DIR)/ -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|Done|INFO: (Running|seed))|panicked|ERROR' ; \
 		[ "$${PIPESTATUS[0]}" = 0 ] || { echo "fuzz-smoke: $$t failed (input in $(FUZZ_SMOKE_DIR)/)"; exit 1; }; \
 	done
+
+# Go's own encoding/json, nadutils.ParseNetworkAnnotation and the
+# controller's loadNetConf (e2e/gojson/main.go) against upstream/go_json.rs,
+# on GOJSON_COUNT generated inputs (tools/gojson-diff); the first input where
+# they differ fails it.
+GOJSON_COUNT ?= 100000
+GOJSON_SEED  ?= 1
+GOJSON_BIN   := $(CURDIR)/target/gojson/bin/gojson
+gojson-bin:
+	@e2e/gojson/build.sh
+
+gojson-diff: gojson-bin
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p gojson-diff -- $(GOJSON_BIN) --count $(GOJSON_COUNT) --seed $(GOJSON_SEED)
 
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)

@@ -185,16 +185,17 @@ bench: policy.wasm
 # from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
 FUZZ_SECONDS ?= 60
 # <cargo-fuzz directory>:<target>.
-FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate fuzz:decode
+FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate fuzz:decode fuzz:go_json
 
-fuzz:
+# go_json asks e2e/gojson (GOJSON_ORACLE) for Go's answer to each input.
+fuzz: gojson-bin
 	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }
 	python3 scripts/fuzz-seeds.py
 	@for spec in $(FUZZ_TARGETS); do \
 		dir=$${spec%%:*}; t=$${spec#*:}; \
 		mkdir -p fuzz/corpus/$$t; \
 		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
-		cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+		GOJSON_ORACLE=$(GOJSON_BIN) cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
 	done
 
@@ -208,7 +209,7 @@ SANCOV_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-
 	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 	-Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks
 
-fuzz-smoke:
+fuzz-smoke: gojson-bin
 	python3 scripts/fuzz-seeds.py
 	@for spec in $(FUZZ_TARGETS); do \
 		dir=$${spec%%:*}; t=$${spec#*:}; \
@@ -216,7 +217,7 @@ fuzz-smoke:
 			--target $(HOST_TRIPLE) --target-dir $(FUZZ_SMOKE_DIR) --bin $$t || exit 1; \
 		mkdir -p $(FUZZ_SMOKE_DIR)/corpus/$$t; \
 		echo "== fuzz-smoke $$t ($(FUZZ_SMOKE_SECONDS) s)"; \
-		$(FUZZ_SMOKE_DIR)/$(HOST_TRIPLE)/release/$$t $(FUZZ_SMOKE_DIR)/corpus/$$t fuzz/seeds/$$t \
+		GOJSON_ORACLE=$(GOJSON_BIN) $(FUZZ_SMOKE_DIR)/$(HOST_TRIPLE)/release/$$t $(FUZZ_SMOKE_DIR)/corpus/$$t fuzz/seeds/$$t \
 			-max_total_time=$(FUZZ_SMOKE_SECONDS) -rss_limit_mb=4096 -max_len=65536 \
 			-artifact_prefix=$(FUZZ_SMOKE_DIR)/ -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|Done|INFO: (Running|seed))|panicked|ERROR' ; \
 		[ "$${PIPESTATUS[0]}" = 0 ] || { echo "fuzz-smoke: $$t failed (input in $(FUZZ_SMOKE_DIR)/)"; exit 1; }; \

@@ -5,6 +5,9 @@
 
 pub mod generate;
 
+use kube_ovn_policy::checks::static_ip::networks::{
+    NETWORKS, NadKind, NadLoad, nad_load, null_selection, parse_network_annotation,
+};
 use kube_ovn_policy::upstream::go_json::{
     self, Error, PluginConf, net_conf_list, network_selections, plugin_conf,
 };
@@ -49,7 +52,42 @@ pub fn rust_outcome(input: &[u8]) -> Value {
         }
         Err(e) => error(e),
     };
-    json!({"sel": sel, "conf": conf, "list": list})
+    let mut outcome = json!({"sel": sel, "conf": conf, "list": list});
+    // The policy's readers take annotations and configs as text: valid
+    // UTF-8, and an empty annotation is never parsed (`networks::entries`).
+    if let Ok(text) = std::str::from_utf8(input) {
+        if !text.is_empty() {
+            outcome["pna"] = selections(text);
+        }
+        outcome["nad"] = json!(match nad_load(text) {
+            NadLoad::Error => "error",
+            NadLoad::Panic => "panic",
+            NadLoad::Kind(NadKind::Ovn) => "ovn",
+            NadLoad::Kind(NadKind::Ipam) => "ipam",
+            NadLoad::Other => "none",
+        });
+    }
+    outcome
+}
+
+/// `networks::parse_network_annotation` and its crash guard, in the Go
+/// program's `pna` shape (no `mac`: the policy's entries do not keep it).
+fn selections(text: &str) -> Value {
+    let annotations = [(NETWORKS.to_string(), text.to_string())]
+        .into_iter()
+        .collect();
+    if null_selection(&annotations).is_some() {
+        return json!("panic");
+    }
+    match parse_network_annotation(text, "pod-ns") {
+        None => json!("error"),
+        Some(entries) => Value::Array(
+            entries
+                .iter()
+                .map(|e| json!({"name": e.name, "namespace": e.namespace, "interface": e.interface, "ips": e.ips}))
+                .collect(),
+        ),
+    }
 }
 
 /// Go's answer with `null` string lists read as empty, as the policy
@@ -60,6 +98,11 @@ fn normalise(value: &mut Value) {
             for (key, v) in map.iter_mut() {
                 if key == "ips" && v.is_null() {
                     *v = json!([]);
+                }
+                if key == "pna" {
+                    for entry in v.as_array_mut().into_iter().flatten() {
+                        entry.as_object_mut().map(|e| e.remove("mac"));
+                    }
                 }
                 normalise(v);
             }
@@ -73,7 +116,10 @@ fn normalise(value: &mut Value) {
 pub fn compare(input: &[u8], mut go: Value) -> Result<(), String> {
     normalise(&mut go);
     let rust = rust_outcome(input);
-    for key in ["sel", "conf", "list"] {
+    for key in ["sel", "conf", "list", "pna", "nad"] {
+        if rust.get(key).is_none() {
+            continue;
+        }
         let (g, r) = (&go[key], &rust[key]);
         if g != r {
             return Err(format!(

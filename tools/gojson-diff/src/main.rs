@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     let go_done = started.elapsed();
     let mut outcomes = std::collections::BTreeMap::<String, usize>::new();
     for (i, (text, answer)) in inputs.iter().zip(answers).enumerate() {
-        for key in ["sel", "conf", "list"] {
+        for key in ["sel", "conf", "list", "nad"] {
             let kind = match &answer[key] {
                 serde_json::Value::String(e) => e.clone(),
                 _ => "decoded".to_string(),

@@ -107,6 +107,21 @@ pub fn null_selection(annotations: &BTreeMap<String, String>) -> Option<(&'stati
     })
 }
 
+/// CONTRACT §5: the first of the two annotations that
+/// `nadutils.ParseNetworkAnnotation` refuses (JSON Go cannot decode into
+/// `[]*NetworkSelectionElement`, a text item that is no DNS-1123 label),
+/// for a 400 naming it: the controller would never give the pod its
+/// networks, and the policy must not take it for "nothing to check". A
+/// list with a `null` selection is [`null_selection`]'s, not this.
+pub fn unreadable(annotations: &BTreeMap<String, String>) -> Option<(&'static str, &str)> {
+    [DEFAULT_NETWORK, NETWORKS].into_iter().find_map(|key| {
+        let value = annotations.get(key).filter(|v| !v.is_empty())?;
+        let readable = parse_network_annotation(value, "").is_some()
+            || (is_json_form(value) && go_json::network_selections(value.as_bytes()).is_ok());
+        (!readable).then_some((key, value.as_str()))
+    })
+}
+
 /// Whether nadutils reads an annotation as JSON: it holds `[`, `{` or `"`
 /// anywhere (`strings.IndexAny`).
 fn is_json_form(value: &str) -> bool {
@@ -418,6 +433,18 @@ mod tests {
             null_selection(&one(NETWORKS, value)),
             Some((NETWORKS, value))
         );
+    }
+
+    #[rstest]
+    #[case::wrong_type(r#"[{"name":"a","mac":5}]"#, true)]
+    #[case::not_json("[{", true)]
+    #[case::bad_label("Net1", true)]
+    #[case::null_selection_is_not_unreadable("[null]", false)]
+    #[case::lone_surrogate_reads(r#"[{"name":"\ud800"}]"#, false)]
+    #[case::text_form("ns/net1@eth1", false)]
+    fn unreadable_annotations_as_go_refuses_them(#[case] value: &str, #[case] refused: bool) {
+        assert_eq!(unreadable(&one(NETWORKS, value)).is_some(), refused);
+        assert_eq!(unreadable(&one(DEFAULT_NETWORK, value)).is_some(), refused);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 ##   cluster-bin                  kube-apiserver, kubectl, etcd from e2e/cluster/go.mod into target/cluster/bin
 ##   certmanager-bin              cert-manager's controller and cainjector into target/certmanager/bin
 ##   controller-manager-bin       kube-controller-manager (controller-oracle only)
+##   gojson-bin                   e2e/gojson (Go's encoding/json, nadutils, loadNetConf) into target/gojson/bin
 ##   clean
 ##
 ## The suite
@@ -32,6 +33,8 @@
 ##   unit-tests                   the policy's unit and property tests
 ##   fuzz-smoke [FUZZ_SMOKE_SECONDS=10]   every fuzz target from its seeds, stable Rust
 ##   fuzz [FUZZ_SECONDS=60]       every cargo-fuzz target (nightly, cargo-fuzz)
+##   gojson-diff [GOJSON_COUNT=100000 GOJSON_SEED=1]   upstream/go_json.rs against Go itself (e2e/gojson):
+##                                generated inputs, every field the policy reads compared
 ##
 ## The module in our waPC host
 ##   host-tests                   testhost/tests: every case, lookups failing, sessions, bounds, metadata
@@ -89,7 +92,7 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
-	controller-oracle controller-race
+	controller-oracle controller-race gojson-bin gojson-diff
 
 all: policy.wasm
 
@@ -182,16 +185,17 @@ bench: policy.wasm
 # from the conformance cases. Needs the nightly toolchain and cargo-fuzz.
 FUZZ_SECONDS ?= 60
 # <cargo-fuzz directory>:<target>.
-FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate fuzz:decode
+FUZZ_TARGETS := fuzz:net_parsers fuzz:pod_annotations fuzz:overlap fuzz:validate fuzz:decode fuzz:go_json
 
-fuzz:
+# go_json asks e2e/gojson (GOJSON_ORACLE) for Go's answer to each input.
+fuzz: gojson-bin
 	@command -v cargo-fuzz >/dev/null || { echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked"; exit 1; }
 	python3 scripts/fuzz-seeds.py
 	@for spec in $(FUZZ_TARGETS); do \
 		dir=$${spec%%:*}; t=$${spec#*:}; \
 		mkdir -p fuzz/corpus/$$t; \
 		echo "== fuzz $$t ($(FUZZ_SECONDS) s)"; \
-		cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
+		GOJSON_ORACLE=$(GOJSON_BIN) cargo +nightly fuzz run --fuzz-dir $$dir $$t fuzz/corpus/$$t fuzz/seeds/$$t -- \
 			-max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 -max_len=65536 || exit 1; \
 	done
 
@@ -205,7 +209,7 @@ SANCOV_RUSTFLAGS := --cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-
 	-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 	-Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks
 
-fuzz-smoke:
+fuzz-smoke: gojson-bin
 	python3 scripts/fuzz-seeds.py
 	@for spec in $(FUZZ_TARGETS); do \
 		dir=$${spec%%:*}; t=$${spec#*:}; \
@@ -213,11 +217,24 @@ fuzz-smoke:
 			--target $(HOST_TRIPLE) --target-dir $(FUZZ_SMOKE_DIR) --bin $$t || exit 1; \
 		mkdir -p $(FUZZ_SMOKE_DIR)/corpus/$$t; \
 		echo "== fuzz-smoke $$t ($(FUZZ_SMOKE_SECONDS) s)"; \
-		$(FUZZ_SMOKE_DIR)/$(HOST_TRIPLE)/release/$$t $(FUZZ_SMOKE_DIR)/corpus/$$t fuzz/seeds/$$t \
+		GOJSON_ORACLE=$(GOJSON_BIN) $(FUZZ_SMOKE_DIR)/$(HOST_TRIPLE)/release/$$t $(FUZZ_SMOKE_DIR)/corpus/$$t fuzz/seeds/$$t \
 			-max_total_time=$(FUZZ_SMOKE_SECONDS) -rss_limit_mb=4096 -max_len=65536 \
 			-artifact_prefix=$(FUZZ_SMOKE_DIR)/ -print_final_stats=1 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|Done|INFO: (Running|seed))|panicked|ERROR' ; \
 		[ "$${PIPESTATUS[0]}" = 0 ] || { echo "fuzz-smoke: $$t failed (input in $(FUZZ_SMOKE_DIR)/)"; exit 1; }; \
 	done
+
+# Go's own encoding/json, nadutils.ParseNetworkAnnotation and the
+# controller's loadNetConf (e2e/gojson/main.go) against upstream/go_json.rs,
+# on GOJSON_COUNT generated inputs (tools/gojson-diff); the first input where
+# they differ fails it.
+GOJSON_COUNT ?= 100000
+GOJSON_SEED  ?= 1
+GOJSON_BIN   := $(CURDIR)/target/gojson/bin/gojson
+gojson-bin:
+	@e2e/gojson/build.sh
+
+gojson-diff: gojson-bin
+	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p gojson-diff -- $(GOJSON_BIN) --count $(GOJSON_COUNT) --seed $(GOJSON_SEED)
 
 conformance: policy.wasm
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- policy.wasm $(CASES)

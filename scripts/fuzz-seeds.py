@@ -6,7 +6,7 @@
 Writes fuzz/seeds/<target>/ (not committed): for `validate`, each case's
 ValidationRequest and cluster; for `decode`, the ValidationRequest;
 for `pod_annotations`, its pod (or template)
-annotations; for `net_parsers` and `overlap`, the addresses and CIDRs it holds.
+annotations; for `go_json`, its network selections and NAD configs; for `net_parsers` and `overlap`, the addresses and CIDRs it holds.
 """
 import hashlib
 import json
@@ -50,6 +50,19 @@ def strings(value):
             yield from strings(v)
 
 
+def configs(value):
+    """Every NetworkAttachmentDefinition's spec.config under a value."""
+    if isinstance(value, dict):
+        spec = value.get("spec")
+        if isinstance(spec, dict) and isinstance(spec.get("config"), str):
+            yield spec["config"]
+        for v in value.values():
+            yield from configs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from configs(v)
+
+
 for path in cases:
     case = json.loads(path.read_text())
     request = case.get("request", {})
@@ -61,6 +74,11 @@ for path in cases:
     if annotations:
         lines = "\n".join(f"{k}={v}" for k, v in annotations.items() if isinstance(v, str))
         write("pod_annotations", lines.encode())
+    for key in ("k8s.v1.cni.cncf.io/networks", "v1.multus-cni.io/default-network"):
+        if isinstance(annotations.get(key), str):
+            write("go_json", annotations[key].encode())
+    for config in configs(case.get("cluster")):
+        write("go_json", config.encode())
     texts = [s for s in strings(request.get("object")) if any(c in s for c in ".:/")]
     for text in texts[:20]:
         write("net_parsers", text.encode())

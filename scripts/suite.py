@@ -29,6 +29,7 @@ STEPS = [
     ("lint", "the layer rule, clippy -D warnings (native and wasm)"),
     ("lint-workflows", "actionlint on .github/workflows"),
     ("unit-tests", "the policy's unit and property tests"),
+    ("gojson-diff", "upstream/go_json.rs against Go's encoding/json, nadutils and loadNetConf on 100 000 generated inputs"),
     ("host-tests", "the compiled module in our waPC host: every conformance case, sessions, bounds, metadata"),
     ("fidelity", "every case's answer against kube-ovn-webhook's recorded one, docs/differences.md against the records"),
     ("fuzz-smoke", "every fuzz target from its seeds"),

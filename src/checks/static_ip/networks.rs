@@ -6,16 +6,12 @@
 //! (`pkg/controller/network_attachment.go:82`, `pkg/util/network_attachment.go:13`,
 //! `pkg/controller/pod.go:2347` at 1533681d7a6b) for a NAD's config.
 //!
-//! Both are read with Go's `encoding/json`, whose object keys match a
-//! struct's fields without regard to case (`"IPs"` is `ips`), the last of
-//! several matching keys winning: [`GoObject`] reads them so.
+//! Both are read with Go's `encoding/json` rules ([`go_json`]): keys
+//! folded, a repeated key decoded into the value already there, a wrong
+//! type anywhere failing the whole text, `\ud800` read as U+FFFD.
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
-use std::borrow::Cow;
+use crate::upstream::go_json;
 use std::collections::BTreeMap;
-use std::fmt;
 
 /// `k8s.v1.cni.cncf.io/networks`: the pod's attachments.
 pub const NETWORKS: &str = "k8s.v1.cni.cncf.io/networks";
@@ -101,23 +97,42 @@ pub fn entries(annotations: &BTreeMap<String, String>, namespace: &str) -> Optio
 pub fn null_selection(annotations: &BTreeMap<String, String>) -> Option<(&'static str, &str)> {
     [DEFAULT_NETWORK, NETWORKS].into_iter().find_map(|key| {
         let value = annotations.get(key)?;
-        if !value.contains(['[', '{', '"']) {
+        if !is_json_form(value) {
             return None;
         }
-        let list: Vec<Option<&RawValue>> = serde_json::from_str::<Option<_>>(value).ok()??;
-        let decodes = list
-            .iter()
-            .flatten()
-            .all(|element| selection(element.get()).is_some());
-        (decodes && list.iter().any(Option::is_none)).then_some((key, value.as_str()))
+        let list = go_json::network_selections(value.as_bytes()).ok()?;
+        list.iter()
+            .any(Option::is_none)
+            .then_some((key, value.as_str()))
     })
+}
+
+/// CONTRACT §5: the first of the two annotations that
+/// `nadutils.ParseNetworkAnnotation` refuses (JSON Go cannot decode into
+/// `[]*NetworkSelectionElement`, a text item that is no DNS-1123 label),
+/// for a 400 naming it: the controller would never give the pod its
+/// networks, and the policy must not take it for "nothing to check". A
+/// list with a `null` selection is [`null_selection`]'s, not this.
+pub fn unreadable(annotations: &BTreeMap<String, String>) -> Option<(&'static str, &str)> {
+    [DEFAULT_NETWORK, NETWORKS].into_iter().find_map(|key| {
+        let value = annotations.get(key).filter(|v| !v.is_empty())?;
+        let readable = parse_network_annotation(value, "").is_some()
+            || (is_json_form(value) && go_json::network_selections(value.as_bytes()).is_ok());
+        (!readable).then_some((key, value.as_str()))
+    })
+}
+
+/// Whether nadutils reads an annotation as JSON: it holds `[`, `{` or `"`
+/// anywhere (`strings.IndexAny`).
+fn is_json_form(value: &str) -> bool {
+    value.contains(['[', '{', '"'])
 }
 
 /// `nadutils.ParseNetworkAnnotation`: a JSON list of selections when the
 /// text holds `[`, `{` or `"` anywhere, else a comma-separated list of
 /// `[<ns>/]<name>[@<if>]`.
 pub fn parse_network_annotation(value: &str, namespace: &str) -> Option<Vec<Entry>> {
-    let mut entries = if value.contains(['[', '{', '"']) {
+    let mut entries = if is_json_form(value) {
         parse_json_selections(value)?
     } else {
         value
@@ -167,27 +182,23 @@ fn parse_object_text(item: &str) -> Option<Entry> {
     })
 }
 
-/// The JSON form: a list (or `null`) of objects, each field read as Go
-/// reads `NetworkSelectionElement`'s; a value of the wrong type, or an
-/// element that is `null`, fails the whole annotation.
+/// The JSON form, as Go's `encoding/json` fills `[]*NetworkSelectionElement`
+/// ([`go_json::network_selections`]): a value of the wrong type anywhere,
+/// or an element that is `null`, fails the whole annotation.
 fn parse_json_selections(value: &str) -> Option<Vec<Entry>> {
-    let list: Option<Vec<&RawValue>> = serde_json::from_str(value).ok()?;
-    list.unwrap_or_default()
+    go_json::network_selections(value.as_bytes())
+        .ok()?
         .into_iter()
-        .map(|element| selection(element.get()))
+        .map(|selection| {
+            selection.map(|s| Entry {
+                name: s.name,
+                namespace: s.namespace,
+                interface: s.interface,
+                ips: s.ips,
+                default: false,
+            })
+        })
         .collect()
-}
-
-/// One element of the JSON form, as Go fills a `NetworkSelectionElement`.
-fn selection(text: &str) -> Option<Entry> {
-    let object = GoObject::parse(text)?;
-    Some(Entry {
-        name: object.string("name")?,
-        namespace: object.string("namespace")?,
-        interface: object.string("interface")?,
-        ips: object.strings("ips")?,
-        default: false,
-    })
 }
 
 /// What a NAD's config makes of it for kube-ovn-controller.
@@ -201,189 +212,87 @@ pub enum NadKind {
     Ipam,
 }
 
+/// What kube-ovn-controller's `getPodKubeovnNets` makes of a NAD's config:
+/// `loadNetConf` (`network_attachment.go:82`, with multus v4.3.0's
+/// `LoadDelegateNetConfList`), then `util.IsOvnNetwork`, else
+/// `isKubeOVNIPAMNetwork` (`pod.go:2228`, `2313`), each as it runs in Go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NadLoad {
+    /// `loadNetConf` fails (not JSON, a wrong type, no `type` and no
+    /// `plugins`, a first plugin without `type`): the pod's networks fail.
+    Error,
+    /// The controller panics: an empty `plugins` list or a `null` first
+    /// plugin (`Plugins[0].Type`), or a `null` plugin that `IsOvnNetwork`
+    /// reaches before finding `kube-ovn`.
+    Panic,
+    /// Kube-OVN allocates for it.
+    Kind(NadKind),
+    /// Another CNI's, with another IPAM.
+    Other,
+}
+
+/// [`NadLoad`] of a config (an empty one is skipped before, `pod.go:2216`).
+pub fn nad_load(config: &str) -> NadLoad {
+    let Ok(conf) = go_json::plugin_conf(config.as_bytes()) else {
+        return NadLoad::Error;
+    };
+    let mut plugins = Vec::new();
+    if conf.kind.is_empty() {
+        // `LoadDelegateNetConfList`.
+        let Ok(list) = go_json::net_conf_list(config.as_bytes()) else {
+            return NadLoad::Error;
+        };
+        let Some(list) = list.plugins else {
+            return NadLoad::Error;
+        };
+        match list.first() {
+            None | Some(None) => return NadLoad::Panic,
+            Some(Some(first)) if first.kind.is_empty() => return NadLoad::Error,
+            Some(Some(_)) => {}
+        }
+        plugins = list;
+    }
+    // `IsOvnNetwork` stops at the first `kube-ovn`, else reads every plugin.
+    if conf.kind == KUBE_OVN {
+        return NadLoad::Kind(NadKind::Ovn);
+    }
+    for plugin in &plugins {
+        match plugin {
+            None => return NadLoad::Panic,
+            Some(p) if p.kind == KUBE_OVN => return NadLoad::Kind(NadKind::Ovn),
+            Some(_) => {}
+        }
+    }
+    let ipam = std::iter::once(&conf).chain(plugins.iter().flatten());
+    if ipam.into_iter().any(|p| p.ipam_type == KUBE_OVN) {
+        NadLoad::Kind(NadKind::Ipam)
+    } else {
+        NadLoad::Other
+    }
+}
+
 /// The kind of a NAD's `spec.config`, `None` where kube-ovn-controller
 /// allocates nothing for it: an empty config (skipped, `pod.go:2228`), one
-/// `loadNetConf` refuses (it fails the pod), or another CNI's.
+/// `loadNetConf` refuses (it fails the pod), one that stops the
+/// controller, or another CNI's.
 pub fn nad_kind(config: &str) -> Option<NadKind> {
     if config.is_empty() {
         return None;
     }
-    let conf = NetConf::parse(config)?;
-    // `loadNetConf`: a config without a `type` is a list of plugins.
-    let plugins = if conf.kind.is_empty() {
-        let list = GoObject::parse(config)?;
-        let plugins = list.raw("plugins")?;
-        let plugins: Vec<&RawValue> =
-            serde_json::from_str::<Option<Vec<&RawValue>>>(plugins?.get()).ok()??;
-        let plugins = plugins
-            .into_iter()
-            .map(|p| NetConf::parse(p.get()))
-            .collect::<Option<Vec<_>>>()?;
-        if plugins.first()?.kind.is_empty() {
-            return None;
-        }
-        plugins
-    } else {
-        Vec::new()
-    };
-    let all = || std::iter::once(&conf).chain(&plugins);
-    if all().any(|c| c.kind == KUBE_OVN) {
-        Some(NadKind::Ovn)
-    } else if all().any(|c| c.ipam_type == KUBE_OVN) {
-        Some(NadKind::Ipam)
-    } else {
-        None
+    match nad_load(config) {
+        NadLoad::Kind(kind) => Some(kind),
+        NadLoad::Error | NadLoad::Panic | NadLoad::Other => None,
     }
 }
 
 /// Whether kube-ovn-controller panics on this config when a pod selects
-/// its NAD: `loadNetConf` reads a config without a `type` as a list of
-/// plugins, and `LoadDelegateNetConfList` then reads `Plugins[0].Type`
-/// (an empty list is out of range, a `null` first plugin nil), and
-/// `util.IsOvnNetwork` reads every plugin's `Type` (a `null` one is nil).
-/// Checked against multus-cni v4.3.0 in Go 1.26: `{"plugins":[]}`,
-/// `{"plugins":[null]}`, `{"plugins":[{"type":"x"},null]}` panic;
-/// `{"plugins":null}` and a config with a `type` do not.
+/// its NAD ([`NadLoad::Panic`]). Checked against Go 1.26 (e2e/gojson):
+/// `{"plugins":[]}`, `{"plugins":[null]}`, `{"plugins":[{"type":"x"},null]}`
+/// panic; `{"plugins":null}`, a config with a `type`, and
+/// `{"plugins":[{"type":"kube-ovn"},null]}` (`IsOvnNetwork` returns before
+/// the null one, `pkg/util/network_attachment.go:17`) do not.
 pub fn crashes_controller(config: &str) -> bool {
-    let Some(conf) = NetConf::parse(config) else {
-        return false; // loadNetConf's first Unmarshal fails: an error
-    };
-    if !conf.kind.is_empty() {
-        return false;
-    }
-    let Some(Some(Some(plugins))) = GoObject::parse(config)
-        .and_then(|list| list.raw("plugins"))
-        .map(|raw| raw.map(|raw| serde_json::from_str::<Option<Vec<&RawValue>>>(raw.get()).ok()))
-    else {
-        return false;
-    };
-    let Some(plugins) = plugins else {
-        return false; // `"plugins": null`: an error, not a panic
-    };
-    // Every plugin that is not null must decode, or Unmarshal fails first.
-    let decoded: Option<Vec<Option<NetConf>>> = plugins
-        .iter()
-        .map(|p| match p.get().trim() {
-            "null" => Some(None),
-            text => NetConf::parse(text).map(Some),
-        })
-        .collect();
-    let Some(decoded) = decoded else {
-        return false;
-    };
-    match decoded.first() {
-        None | Some(None) => true,
-        Some(Some(first)) if first.kind.is_empty() => false, // "must have the 'type' field"
-        Some(Some(_)) => decoded.iter().any(Option::is_none),
-    }
-}
-
-/// The fields of a CNI `NetConf` that decide: its `type` and `ipam.type`.
-struct NetConf {
-    kind: String,
-    ipam_type: String,
-}
-
-impl NetConf {
-    fn parse(text: &str) -> Option<NetConf> {
-        let object = GoObject::parse(text)?;
-        let ipam_type = match object.raw("ipam")? {
-            Some(ipam) if ipam.get() != "null" => GoObject::parse(ipam.get())?.string("type")?,
-            _ => String::new(),
-        };
-        Some(NetConf {
-            kind: object.string("type")?,
-            ipam_type,
-        })
-    }
-}
-
-/// A JSON object's members in document order, keys unescaped, values kept
-/// as text: looked up the way Go's `encoding/json` fills a struct.
-pub struct GoObject<'a> {
-    members: Vec<(Cow<'a, str>, &'a RawValue)>,
-}
-
-impl<'a> GoObject<'a> {
-    /// An object, `None` for any other JSON (or none).
-    pub fn parse(text: &'a str) -> Option<GoObject<'a>> {
-        serde_json::from_str(text).ok()
-    }
-
-    /// The value of the last member whose key matches `field` as Go
-    /// matches a struct field's name: `Ok(None)` when none does. Always
-    /// `Some`: the `Option` lets callers chain with `?`.
-    pub fn raw(&self, field: &str) -> Option<Option<&'a RawValue>> {
-        Some(
-            self.members
-                .iter()
-                .rev()
-                .find(|(key, _)| go_fold_eq(key, field))
-                .map(|(_, value)| *value),
-        )
-    }
-
-    /// A string field: absent or `null` is empty, another type `None` (Go's
-    /// `UnmarshalTypeError`).
-    pub fn string(&self, field: &str) -> Option<String> {
-        // Each matching member is assigned in turn; `null` leaves the last value.
-        let mut value = String::new();
-        for (_, raw) in self.members.iter().filter(|(k, _)| go_fold_eq(k, field)) {
-            if let Some(s) = serde_json::from_str::<Option<String>>(raw.get()).ok()? {
-                value = s;
-            }
-        }
-        Some(value)
-    }
-
-    /// A list of strings: absent or `null` is empty, another type `None`;
-    /// each matching member is assigned in turn (`null` empties it).
-    pub fn strings(&self, field: &str) -> Option<Vec<String>> {
-        let mut value = Vec::new();
-        for (_, raw) in self.members.iter().filter(|(k, _)| go_fold_eq(k, field)) {
-            value = serde_json::from_str::<Option<Vec<String>>>(raw.get())
-                .ok()?
-                .unwrap_or_default();
-        }
-        Some(value)
-    }
-}
-
-impl<'de> Deserialize<'de> for GoObject<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Members;
-        impl<'de> Visitor<'de> for Members {
-            type Value = GoObject<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members = Vec::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    members.push((key, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(GoObject { members })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-                Err(de::Error::custom("not an object"))
-            }
-        }
-        d.deserialize_map(Members)
-    }
-}
-
-/// Whether a JSON key names `field` (ASCII) for Go's `encoding/json`: equal
-/// under Unicode simple case folding (`bytes.EqualFold`), where the only
-/// runes outside ASCII that fold onto an ASCII letter are `ſ` (s) and the
-/// Kelvin sign (k); the Turkish `ı` and `İ` do not fold onto `i`. Checked
-/// against Go 1.26 and `nadutils.ParseNetworkAnnotation` v1.7.7.
-pub fn go_fold_eq(key: &str, field: &str) -> bool {
-    let fold = |c: char| match c {
-        'ſ' => 'S',
-        '\u{212A}' => 'K',
-        c => c.to_ascii_uppercase(),
-    };
-    key.chars().map(fold).eq(field.chars().map(fold))
+    !config.is_empty() && nad_load(config) == NadLoad::Panic
 }
 
 /// An entry's `ips`, as kube-ovn-controller writes them into the
@@ -482,6 +391,19 @@ mod tests {
     #[case::bare_null("null", Some(vec![e("pod-ns", "null", "", &[])]))]
     // Every matching key is read: a wrong type anywhere fails.
     #[case::wrong_type_then_right_type(r#"[{"name":"n1","ips":5,"IPS":["a"]}]"#, None)]
+    // A later list decodes into the first one's elements (Go 1.26).
+    #[case::later_list_into_the_first(
+        r#"[{"name":"n1","ips":["a","b"],"IPS":[null]}]"#,
+        Some(vec![e("pod-ns", "n1", "", &["a"])])
+    )]
+    // An escaped lone surrogate is U+FFFD, as Go reads it: the entry is read.
+    #[case::lone_surrogate(
+        r#"[{"name":"n1","\ud800":1,"ips":["10.0.0.5"]}]"#,
+        Some(vec![e("pod-ns", "n1", "", &["10.0.0.5"])])
+    )]
+    // A wrong type in a field the policy does not use still fails, as in Go.
+    #[case::mac_a_number(r#"[{"name":"n1","mac":5}]"#, None)]
+    #[case::bad_default_route(r#"[{"name":"n1","default-route":["x"]}]"#, None)]
     #[case::list_then_null(
         r#"[{"name":"n1","ips":["a"],"IPS":null}]"#,
         Some(vec![e("pod-ns", "n1", "", &[])])
@@ -511,6 +433,18 @@ mod tests {
             null_selection(&one(NETWORKS, value)),
             Some((NETWORKS, value))
         );
+    }
+
+    #[rstest]
+    #[case::wrong_type(r#"[{"name":"a","mac":5}]"#, true)]
+    #[case::not_json("[{", true)]
+    #[case::bad_label("Net1", true)]
+    #[case::null_selection_is_not_unreadable("[null]", false)]
+    #[case::lone_surrogate_reads(r#"[{"name":"\ud800"}]"#, false)]
+    #[case::text_form("ns/net1@eth1", false)]
+    fn unreadable_annotations_as_go_refuses_them(#[case] value: &str, #[case] refused: bool) {
+        assert_eq!(unreadable(&one(NETWORKS, value)).is_some(), refused);
+        assert_eq!(unreadable(&one(DEFAULT_NETWORK, value)).is_some(), refused);
     }
 
     #[test]
@@ -583,6 +517,12 @@ mod tests {
     #[case::plugin_without_type(r#"{"plugins":[{"ipam":{"type":"kube-ovn"}}]}"#, None)]
     #[case::neither_type_nor_plugins(r#"{"name":"x"}"#, None)]
     #[case::ipam_a_string(r#"{"type":"macvlan","ipam":"kube-ovn"}"#, None)]
+    #[case::capabilities_not_bools(r#"{"type":"kube-ovn","capabilities":{"ips":1}}"#, None)]
+    #[case::lone_surrogate_value(r#"{"type":"kube-ovn","name":"\ud800"}"#, Some(NadKind::Ovn))]
+    #[case::second_plugins_list_merges(
+        r#"{"plugins":[{"type":"bridge"}],"PLUGINS":[{"ipam":{"type":"kube-ovn"}}]}"#,
+        Some(NadKind::Ipam)
+    )]
     fn nad_kinds_as_the_controller_reads_them(#[case] config: &str, #[case] want: Option<NadKind>) {
         assert_eq!(nad_kind(config), want);
     }
@@ -594,6 +534,9 @@ mod tests {
     #[case::null_plugin_last(r#"{"plugins":[{"type":"x"},null]}"#, true)]
     #[case::no_plugins_empty_type(r#"{"plugins":[], "type":""}"#, true)]
     #[case::plugins_null(r#"{"plugins":null}"#, false)]
+    // IsOvnNetwork returns at the kube-ovn plugin, before the null one.
+    #[case::null_plugin_after_kube_ovn(r#"{"plugins":[{"type":"kube-ovn"},null]}"#, false)]
+    #[case::lone_surrogate_key(r#"{"\udc00":1,"plugins":[]}"#, true)]
     #[case::typed_no_plugins(r#"{"type":"bridge","plugins":[]}"#, false)]
     #[case::plugin_without_type(r#"{"plugins":[{"ipam":{}}]}"#, false)]
     #[case::plugin_type_a_number(r#"{"plugins":[{"type":"x"},{"type":5}]}"#, false)]

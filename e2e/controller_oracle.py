@@ -89,6 +89,7 @@ MANAGER_CONTROLLERS = ("serviceaccount", "deployment", "replicaset", "statefulse
 # The Nodes a DaemonSet's pods are made for (no kubelet: they never run).
 NODES = ("kube-ovn-worker", "kube-ovn-worker2")
 ALLOCATED_SUFFIX = ".kubernetes.io/allocated"
+IP_RESERVED = "ovn.kubernetes.io/ip_reserved"  # the port a Vip is reserved by (I21)
 
 
 def network_of(case):
@@ -279,7 +280,7 @@ class CasePlayer:
                                  {"gracePeriodSeconds": 0})
             time.sleep(0.2)
         self.until_only_probe_ips()
-        for plural, keep in (("ippools", ()), ("subnets", OWN_SUBNETS), ("vpcs", ("ovn-cluster",))):
+        for plural, keep in (("vips", ()), ("ippools", ()), ("subnets", OWN_SUBNETS), ("vpcs", ("ovn-cluster",))):
             self.delete_all(f"/apis/kubeovn.io/v1/{plural}", keep)
         code, nads, _ = self.api.request("GET", "/apis/k8s.cni.cncf.io/v1/network-attachment-definitions")
         for nad in nads.get("items", []) if code == 200 else []:
@@ -346,6 +347,10 @@ class CasePlayer:
             why = self.store(nad)
             if why:
                 return why
+        for vip in cluster.get("vips", []):
+            why = self.store(vip) or self.vip_as_the_case_has_it(vip)
+            if why:
+                return f"the controller refuses Vip {vip['metadata']['name']}: {why}"
         holders = {}
         for ip in cluster.get("ips", []):
             spec = ip.get("spec", {})
@@ -384,6 +389,35 @@ class CasePlayer:
         except Refused as e:
             return f"the API server refuses it: {e}"
         return None
+
+    def vip_as_the_case_has_it(self, vip, timeout=15):
+        """None once the controller gave the Vip its address and, where the case's
+        Vip is reserved by a port (`ovn.kubernetes.io/ip_reserved`, I21), that
+        label is on it: the controller writes it empty at creation, a pod's
+        allocation sets it, so it is patched here as a pod would have left it."""
+        name = vip["metadata"]["name"]
+        path = f"/apis/kubeovn.io/v1/vips/{name}"
+        deadline = time.monotonic() + timeout
+        while True:
+            code, obj, _ = self.api.request("GET", path)
+            if code == 200 and (obj.get("status") or {}).get("v4ip"):
+                break
+            if time.monotonic() > deadline:
+                return f"no address within {timeout} s"
+            time.sleep(0.1)
+        reserved = (vip["metadata"].get("labels") or {}).get(IP_RESERVED, "")
+        if not reserved:
+            return None
+        while True:
+            patch = {"metadata": {"labels": {IP_RESERVED: reserved}}}
+            code, obj, _ = self.api.request("PATCH", path, patch,
+                                            content_type="application/merge-patch+json")
+            time.sleep(0.3)
+            code, obj, _ = self.api.request("GET", path)
+            if code == 200 and (obj["metadata"].get("labels") or {}).get(IP_RESERVED) == reserved:
+                return None
+            if time.monotonic() > deadline:
+                return f"the label {IP_RESERVED}={reserved} does not stay"
 
     def until_ready(self, plural, name, timeout=15):
         """None once the controller set the object's Ready condition True, else its conditions."""

@@ -35,7 +35,7 @@ use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
 use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key, split_items};
-use networks::Entry;
+use networks::{Entry, NadLoad};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
@@ -139,12 +139,13 @@ fn nic_count(annotations: &BTreeMap<String, String>, namespace: &str) -> usize {
     selections.len() + providers.len()
 }
 
-/// Bad input (400): network selections that would crash
-/// kube-ovn-controller, whatever else the pod asks for: a selection that
-/// is `null` ([`networks::null_selection`]), or one naming a
-/// NetworkAttachmentDefinition whose config it panics on
-/// ([`networks::crashes_controller`]; `getPodAttachmentNet` reads every
-/// selected NAD's config, static address or not).
+/// Bad input (400): network selections kube-ovn-controller would crash on
+/// or cannot read, whatever else the pod asks for: a selection that is
+/// `null` ([`networks::null_selection`]), a list Go cannot decode
+/// ([`networks::unreadable`], §5), or one naming a
+/// NetworkAttachmentDefinition whose config it panics on or cannot load
+/// ([`networks::nad_load`]; `getPodAttachmentNet` reads every selected
+/// NAD's config, static address or not).
 fn refuse_crashing_selections(
     annotations: &BTreeMap<String, String>,
     namespace: &str,
@@ -155,19 +156,33 @@ fn refuse_crashing_selections(
             "{value} is not a valid {key}: a network selection is null"
         )));
     }
+    // §5: a list Go cannot read fails every network of the pod in the
+    // controller (`getPodAttachmentNet`, pod.go:2109); never "nothing to check".
+    if let Some((key, value)) = networks::unreadable(annotations) {
+        return Err(Denial::bad_request(format!(
+            "{value} is not a valid {key}: kube-ovn-controller cannot read it as network selections"
+        )));
+    }
     let mut seen = HashSet::new();
     for entry in networks::entries(annotations, namespace).unwrap_or_default() {
         if !seen.insert((entry.namespace.clone(), entry.name.clone())) {
             continue;
         }
-        if let Some(nad) = cluster.network_attachment_definition(&entry.namespace, &entry.name)?
-            && networks::crashes_controller(&nad.spec.config)
-        {
-            return Err(Denial::bad_request(format!(
-                "network-attachment-definition {}/{} cannot be selected: kube-ovn-controller cannot read its config (its plugins list is empty or holds a null)",
-                entry.namespace, entry.name
-            )));
-        }
+        let Some(nad) = cluster.network_attachment_definition(&entry.namespace, &entry.name)?
+        else {
+            continue;
+        };
+        // An empty config is skipped by the controller (pod.go:2215).
+        let why = match networks::nad_load(&nad.spec.config) {
+            _ if nad.spec.config.is_empty() => continue,
+            NadLoad::Panic => "its plugins list is empty or holds a null",
+            NadLoad::Error => "it is not a CNI config or config list Go decodes",
+            NadLoad::Kind(_) | NadLoad::Other => continue,
+        };
+        return Err(Denial::bad_request(format!(
+            "network-attachment-definition {}/{} cannot be selected: kube-ovn-controller cannot read its config ({why})",
+            entry.namespace, entry.name
+        )));
     }
     Ok(())
 }

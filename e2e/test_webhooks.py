@@ -95,7 +95,8 @@ STATIC_IP_WEBHOOK = {
                     "    : object.?spec.?template.?metadata.?annotations.orValue({})\n"
                     ").exists(k, k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
                     "  || k.contains('kubernetes.io/ip_address.')\n"
-                    "  || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')"
+                    "  || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network'\n"
+                    "  || k == 'ovn.kubernetes.io/vip')"
                 ),
             },
             {
@@ -140,6 +141,8 @@ NETWORKS_WEBHOOK = {
              "resources": ["ovn-eips"]},
             {"operations": ["CREATE", "UPDATE"], "apiGroups": ["kubeovn.io"], "apiVersions": ["v1"],
              "resources": ["ovn-dnat-rules", "ovn-snat-rules", "ovn-fips"]},
+            {"operations": ["CREATE", "UPDATE"], "apiGroups": ["k8s.cni.cncf.io"], "apiVersions": ["v1"],
+             "resources": ["network-attachment-definitions"]},
         ],
         "failurePolicy": "Fail",
         # No namespaceSelector in the policy: only Kubewarden's namespace is out.
@@ -155,6 +158,13 @@ NETWORKS_WEBHOOK = {
                 "expression": (
                     "request.kind.kind != 'Vip' || request.operation != 'UPDATE'"
                     " || object.?spec.orValue({}) != oldObject.?spec.orValue({})"
+                ),
+            },
+            {
+                "name": "nad-config-changed",
+                "expression": (
+                    "request.kind.kind != 'NetworkAttachmentDefinition' || request.operation != 'UPDATE'"
+                    " || object.?spec.?config.orValue('') != oldObject.?spec.?config.orValue('')"
                 ),
             },
         ],

@@ -59,7 +59,7 @@ def checks(validate):
     docs = [(p, d) for p in sorted((ROOT / "deploy").glob("*.yaml")) if p.name != "admission-controller-values.yaml"
             for d in validate.load_documents(p)]
     audit = sorted({(g, r) for g, r, v, ns, name in validate.grants(docs, validate.KUBEWARDEN_NAMESPACE, validate.AUDIT_SCANNER_SA)
-                    if v == "list" and g == "kubeovn.io"})
+                    if v == "list" and g in ("kubeovn.io", "k8s.cni.cncf.io")})
     out.append((("list",), tuple(f"{r}.{g}" for g, r in audit), "", "AS"))
     return out
 

@@ -41,11 +41,11 @@ done
 check yes get services/kubernetes -n default --as=$ps
 check yes get configmaps/ovn-vpc-nat-config -n kube-system --as=$ps
 check yes get configmaps/ovn-vpc-nat-gw-config -n kube-system --as=$ps
-for r in ippools.kubeovn.io ips.kubeovn.io iptables-dnat-rules.kubeovn.io \
-    iptables-eips.kubeovn.io iptables-fip-rules.kubeovn.io iptables-snat-rules.kubeovn.io \
-    ovn-dnat-rules.kubeovn.io ovn-eips.kubeovn.io ovn-fips.kubeovn.io \
-    ovn-snat-rules.kubeovn.io subnets.kubeovn.io vips.kubeovn.io vpc-nat-gateways.kubeovn.io \
-    vpcs.kubeovn.io; do
+for r in network-attachment-definitions.k8s.cni.cncf.io ippools.kubeovn.io ips.kubeovn.io \
+    iptables-dnat-rules.kubeovn.io iptables-eips.kubeovn.io iptables-fip-rules.kubeovn.io \
+    iptables-snat-rules.kubeovn.io ovn-dnat-rules.kubeovn.io ovn-eips.kubeovn.io \
+    ovn-fips.kubeovn.io ovn-snat-rules.kubeovn.io subnets.kubeovn.io vips.kubeovn.io \
+    vpc-nat-gateways.kubeovn.io vpcs.kubeovn.io; do
   check yes list $r --as=$audit
 done
 # preflight-list.py writes the lines above

@@ -10,6 +10,7 @@
 //! | Vip | [`vip`] |
 //! | IP | [`ip`] |
 //! | IPPool | [`ippool`] (I14) |
+//! | NetworkAttachmentDefinition | [`nad`] (I20) |
 //! | VpcNatGateway | [`nat::gateway`] |
 //! | IptablesEIP, IptablesDnatRule, IptablesSnatRule, IptablesFIPRule | [`nat::iptables`] |
 //! | OvnEip, OvnDnatRule, OvnSnatRule, OvnFip | [`nat::ovn`] |
@@ -33,6 +34,7 @@
 
 pub mod ip;
 pub mod ippool;
+pub mod nad;
 pub mod nat;
 pub mod static_ip;
 pub mod subnet;

@@ -16,7 +16,7 @@ use admission::denial::Denial;
 use admission::{Request, ValidationRequest, Verdict};
 use checks::nat::{gateway, iptables, ovn};
 use checks::static_ip;
-use checks::{ip, ippool, subnet, vip, vpc};
+use checks::{ip, ippool, nad, subnet, vip, vpc};
 use k8s::cluster::{Cluster, HostCluster};
 use kubewarden_policy_sdk::{protocol_version_guest, settings::SettingsValidationResponse};
 use settings::Settings;
@@ -91,6 +91,7 @@ fn dispatch(request: &Request<'_>, settings: &Settings, cluster: &dyn Cluster) -
         ("kubeovn.io", "OvnDnatRule") => ovn::admit_dnat(request, cluster),
         ("kubeovn.io", "OvnSnatRule") => ovn::admit_snat(request, cluster),
         ("kubeovn.io", "OvnFip") => ovn::admit_fip(request, cluster),
+        ("k8s.cni.cncf.io", "NetworkAttachmentDefinition") => nad::admit(request),
         _ => Ok(()),
     };
     admitted.map(|()| Vec::new())

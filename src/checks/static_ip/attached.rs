@@ -42,7 +42,7 @@ pub fn attached_nics<'a>(
             continue; // nothing to check: no lookup
         }
         let twice = counts.get(&entry.nad_key()).is_some_and(|n| *n > 1);
-        if let Some(nic) = selection_nic(annotations, entry, twice, cluster, &mut providers)? {
+        for nic in selection_nics(annotations, entry, twice, cluster, &mut providers)? {
             nics.insert(nic.provider_name().to_string(), nic);
         }
     }
@@ -82,57 +82,100 @@ pub fn has_static_address(annotations: &BTreeMap<String, String>, entry: &Entry)
         })
 }
 
-/// The NIC kube-ovn-controller allocates for one selection, `None` where it
-/// allocates none. `twice`: the same NAD is selected more than once.
-fn selection_nic<'a>(
+/// The NICs kube-ovn-controller allocates for one selection: the one of its
+/// NAD when the NAD is Kube-OVN's; when it does not exist yet or is not
+/// Kube-OVN's now (another CNI's, or an empty config the controller skips),
+/// one for each provider the selection could have once the NAD is created
+/// or retyped, wherever a Subnet for that provider exists (I20: the address
+/// is checked before it can ever be handed out). `twice`: the same NAD is
+/// selected more than once.
+fn selection_nics<'a>(
     annotations: &'a BTreeMap<String, String>,
     entry: &Entry,
     twice: bool,
     cluster: &dyn Cluster,
     providers: &mut Providers,
-) -> Result<Option<Nic<'a>>, Denial> {
-    let Some(nad) = cluster.network_attachment_definition(&entry.namespace, &entry.name)? else {
-        return Ok(None);
-    };
-    let Some(kind) = nad_kind(&nad.spec.config) else {
-        return Ok(None);
-    };
-    let (provider, subnet) = match kind {
-        NadKind::Ovn => {
+) -> Result<Vec<Nic<'a>>, Denial> {
+    let kind = cluster
+        .network_attachment_definition(&entry.namespace, &entry.name)?
+        .and_then(|nad| nad_kind(&nad.spec.config));
+    let forms: Vec<(String, NadKind)> = match kind {
+        Some(NadKind::Ovn) => {
             // `<nad>.<ns>.ovn`, with `.<if>` when the NAD is selected more
             // than once and this selection names an interface (pod.go:2237).
             let mut provider = format!("{}.{}.ovn", entry.name, entry.namespace);
             if twice && !entry.interface.is_empty() {
                 provider = format!("{provider}.{}", entry.interface);
             }
-            // Its `logical_switch`, else the Subnet whose provider is the
-            // provider without the interface suffix (pod.go:2246-2274).
-            let named = annotation(annotations, &provider_key(&provider, "logical_switch"));
-            let subnet = if named.is_empty() {
+            vec![(provider, NadKind::Ovn)]
+        }
+        Some(NadKind::Ipam) => vec![(format!("{}.{}", entry.name, entry.namespace), NadKind::Ipam)],
+        // As if Kube-OVN's, in every form it could take (I20): IPAM-only,
+        // and OVN with and without the interface suffix.
+        None => {
+            let ovn = format!("{}.{}.ovn", entry.name, entry.namespace);
+            let mut forms = vec![(format!("{}.{}", entry.name, entry.namespace), NadKind::Ipam)];
+            if !entry.interface.is_empty() {
+                forms.push((format!("{ovn}.{}", entry.interface), NadKind::Ovn));
+            }
+            forms.push((ovn, NadKind::Ovn));
+            forms
+        }
+    };
+    let mut nics = Vec::new();
+    for (provider, form) in forms {
+        if let Some(subnet) =
+            provider_subnet(annotations, entry, &provider, form, cluster, providers)?
+            && let Some(nic) = nic_of(annotations, entry, provider, subnet)
+        {
+            nics.push(nic);
+        }
+    }
+    Ok(nics)
+}
+
+/// The Subnet of a selection's provider, `None` where the controller finds
+/// none ("provider %s is not bound to any subnet").
+fn provider_subnet(
+    annotations: &BTreeMap<String, String>,
+    entry: &Entry,
+    provider: &str,
+    form: NadKind,
+    cluster: &dyn Cluster,
+    providers: &mut Providers,
+) -> Result<Option<String>, Denial> {
+    match form {
+        // Its `logical_switch`, else the Subnet whose provider is the
+        // provider without the interface suffix (pod.go:2246-2274).
+        NadKind::Ovn => {
+            let named = annotation(annotations, &provider_key(provider, "logical_switch"));
+            if named.is_empty() {
                 let bare = provider
                     .strip_suffix(&format!(".{}", entry.interface))
-                    .unwrap_or(&provider);
-                providers.subnet(cluster, bare)?
+                    .unwrap_or(provider);
+                providers.subnet(cluster, bare)
             } else {
-                cluster.subnet(named)?.map(|s| s.metadata.name.clone())
-            };
-            (provider, subnet)
+                Ok(cluster.subnet(named)?.map(|s| s.metadata.name.clone()))
+            }
         }
         // `<nad>.<ns>`, in the Subnet of that provider; a `logical_switch`
         // annotation is not read (pod.go:2314-2330).
-        NadKind::Ipam => {
-            let provider = format!("{}.{}", entry.name, entry.namespace);
-            let subnet = providers.subnet(cluster, &provider)?;
-            (provider, subnet)
-        }
-    };
-    let Some(subnet) = subnet else {
-        return Ok(None); // "provider %s is not bound to any subnet"
-    };
-    // The per-interface key first (`acquireStaticAddressHelper`,
-    // pod.go:2637), then the selection's `ips`, which `syncKubeOvnNet`
-    // writes over the provider's `ip_address` (pod.go:1617), then that
-    // annotation; the pool only where none gives an address.
+        NadKind::Ipam => providers.subnet(cluster, provider),
+    }
+}
+
+/// The NIC of a selection with this provider in this subnet, `None` where it
+/// asks for no static address or pool. The per-interface key first
+/// (`acquireStaticAddressHelper`, pod.go:2637), then the selection's `ips`,
+/// which `syncKubeOvnNet` writes over the provider's `ip_address`
+/// (pod.go:1617), then that annotation; the pool only where none gives an
+/// address.
+fn nic_of<'a>(
+    annotations: &'a BTreeMap<String, String>,
+    entry: &Entry,
+    provider: String,
+    subnet: String,
+) -> Option<Nic<'a>> {
     let per_interface = entry
         .per_interface_key()
         .map(|key| annotation(annotations, &key))
@@ -147,14 +190,14 @@ fn selection_nic<'a>(
     };
     let ip_pool = annotation(annotations, &provider_key(&provider, "ip_pool"));
     if ip_address.is_empty() && ip_pool.is_empty() {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(Nic {
+    Some(Nic {
         provider: Some(Cow::Owned(provider)),
         ip_address,
         ip_pool,
         logical_switch: Some(Cow::Owned(subnet)),
-    }))
+    })
 }
 
 /// Each provider's Subnet: the first by name where several have it (the

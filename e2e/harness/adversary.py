@@ -386,6 +386,18 @@ def send(api, plural, obj, timeout=30):
     return got, (time.monotonic() - started) * 1000
 
 
+def legitimate_client(kubeconfig, rng, n, stop, during, failed):
+    """A legitimate static-IP pod every LEGIT_EVERY until `stop`, pods `legit-<n>` on:
+    each time into `during`, each refusal into `failed`."""
+    api = Api(kubeconfig, keep_alive=True)
+    while not stop.wait(LEGIT_EVERY):
+        got, ms = send(api, *legitimate(n, rng))
+        during.append(ms)
+        if not got["allowed"]:
+            failed.append(got["raw"])
+        n += 1
+
+
 def run(suite, audit, webhook):
     """The test; `suite` is cluster_e2e's Suite, `audit` an AuditCounter of the policy-server's watches."""
     args, cp = suite.args, suite.cp
@@ -452,17 +464,8 @@ def run(suite, audit, webhook):
     stop = threading.Event()
     during = []
 
-    def legitimate_client():
-        api = Api(kubeconfig, keep_alive=True)
-        n = 1000
-        while not stop.wait(LEGIT_EVERY):
-            got, ms = send(api, *legitimate(n, rng))
-            during.append(ms)
-            if not got["allowed"]:
-                legit_failed.append(got["raw"])
-            n += 1
-
-    legit = threading.Thread(target=legitimate_client, daemon=True)
+    legit = threading.Thread(target=legitimate_client, args=(kubeconfig, rng, 1000, stop, during, legit_failed),
+                             daemon=True)
     started = time.monotonic()
     rate = args.adversary_rate / clients if args.adversary_rate else 0
     # After the warm-up's names, so that every name the attack gives is new.
@@ -587,16 +590,6 @@ def heavy_burst(suite, kubeconfig, webhook, p50_base):
     stop = threading.Event()
     during, legit_failed = [], []
 
-    def legitimate_client():
-        api = Api(kubeconfig, keep_alive=True)
-        n = 50_000
-        while not stop.wait(LEGIT_EVERY):
-            got, ms = send(api, *legitimate(n, rng))
-            during.append(ms)
-            if not got["allowed"]:
-                legit_failed.append(got["raw"])
-            n += 1
-
     def heavy(i):
         shape, make = HEAVY_SHAPES[i % len(HEAVY_SHAPES)]
         got, ms = send(Api(kubeconfig), "pods", make(i, random.Random(i)))
@@ -604,7 +597,8 @@ def heavy_burst(suite, kubeconfig, webhook, p50_base):
         ok = (got["webhook"] == webhook and got["code"] == 400) if over else answered(got, webhook)
         return shape, ok, ms, got["raw"][:200]
 
-    legit = threading.Thread(target=legitimate_client, daemon=True)
+    legit = threading.Thread(target=legitimate_client, args=(kubeconfig, rng, 50_000, stop, during, legit_failed),
+                             daemon=True)
     legit.start()
     results = []
     started = time.monotonic()

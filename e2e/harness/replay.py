@@ -206,7 +206,12 @@ class Replayer:
             self.ensure_namespace(ns)
         name = request.get("name") or (request.get("object") or {}).get("metadata", {}).get("name")
         if operation == "CREATE":
-            code, body, warnings = self.api.request("POST", resource_path(api_version, plural, ns), clean(request["object"]))
+            obj = clean(request["object"])
+            if namespaced and kind not in WORKLOADS:
+                # A namespaced object a CREATE leaves (a NetworkAttachmentDefinition,
+                # I20) is the case's, removed with the rest by reset().
+                obj["metadata"].setdefault("labels", {})["kube-ovn-policy.e2e/case"] = "true"
+            code, body, warnings = self.api.request("POST", resource_path(api_version, plural, ns), obj)
         elif operation == "UPDATE":
             stored = self.store_old(request["oldObject"])
             obj = clean(request["object"])

@@ -214,6 +214,14 @@ fn check_valid(data: &[u8]) -> Result<(), Error> {
         }
         i
     };
+    // An object's key and its `:`, from i; where the value starts.
+    let key = |i: usize| -> Result<usize, Error> {
+        let i = ws(scan_string(data, i)?);
+        if at(i) != Some(b':') {
+            return Err(Error::Syntax);
+        }
+        Ok(ws(i + 1))
+    };
     // The open containers: `true` for an object.
     let mut stack: Vec<bool> = Vec::new();
     let mut i = ws(0);
@@ -232,11 +240,7 @@ fn check_valid(data: &[u8]) -> Result<(), Error> {
                     i += 1;
                 } else {
                     if object {
-                        i = ws(scan_string(data, i)?);
-                        if at(i) != Some(b':') {
-                            return Err(Error::Syntax);
-                        }
-                        i = ws(i + 1);
+                        i = key(i)?;
                     }
                     continue 'value;
                 }
@@ -262,11 +266,7 @@ fn check_valid(data: &[u8]) -> Result<(), Error> {
                 Some(b',') => {
                     i = ws(i + 1);
                     if object {
-                        i = ws(scan_string(data, i)?);
-                        if at(i) != Some(b':') {
-                            return Err(Error::Syntax);
-                        }
-                        i = ws(i + 1);
+                        i = key(i)?;
                     }
                     continue 'value;
                 }

@@ -35,7 +35,7 @@ use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
 use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key, split_items};
-use networks::{Entry, NadLoad};
+use networks::{Entry, NadLoad, Selections};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
@@ -69,12 +69,13 @@ pub fn admit_pod(
     } else {
         &request.namespace
     };
-    check_nic_count(&meta.annotations, namespace, settings)?;
-    refuse_crashing_selections(&meta.annotations, namespace, cluster)?;
+    let selections = networks::read(&meta.annotations, namespace);
+    check_nic_count(&meta.annotations, &selections, settings)?;
+    refuse_crashing_selections(&selections, cluster)?;
     let only = if request.operation == Operation::Update {
         // An old object that does not decode: every NIC not yet allocated.
         let old = request.old_object_if_any::<Pod>().ok().flatten();
-        let changed = changed_nics(&pod, old.as_ref(), namespace);
+        let changed = changed_nics(&pod, &selections, old.as_ref(), namespace);
         if changed.is_empty() {
             return Ok(());
         }
@@ -95,7 +96,7 @@ pub fn admit_pod(
             vm: owner_name != name,
         },
     };
-    validate_nics(&claim, settings, cluster, only.as_ref())
+    validate_nics(&claim, &selections, settings, cluster, only.as_ref())
 }
 
 /// §4, before any lookup: a pod or template asking for more NICs than
@@ -103,11 +104,14 @@ pub fn admit_pod(
 /// hold a policy-server worker. Linear in the annotations (at most 256 KiB).
 fn check_nic_count(
     annotations: &BTreeMap<String, String>,
-    namespace: &str,
+    selections: &Selections<'_>,
     settings: &Settings,
 ) -> Result<(), Denial> {
     let max = settings.max_networks_per_pod();
-    let count = nic_count(annotations, namespace);
+    let count = nic_count(
+        annotations,
+        selections.entries.as_deref().unwrap_or_default(),
+    );
     if u64::try_from(count).unwrap_or(u64::MAX) > max {
         return Err(Denial::bad_request(format!(
             "{count} network interfaces requested, at most {max} are allowed (setting maxNetworksPerPod)"
@@ -121,8 +125,7 @@ fn check_nic_count(
 /// `<provider>.kubernetes.io/{ip_address,ip_pool,logical_switch}`
 /// annotation that is neither the primary NIC's nor one a selection may
 /// have (such an annotation describes the selection's NIC).
-fn nic_count(annotations: &BTreeMap<String, String>, namespace: &str) -> usize {
-    let selections = networks::entries(annotations, namespace).unwrap_or_default();
+fn nic_count(annotations: &BTreeMap<String, String>, selections: &[Entry]) -> usize {
     let selected: HashSet<String> = selections
         .iter()
         .flat_map(Entry::candidate_providers)
@@ -147,24 +150,23 @@ fn nic_count(annotations: &BTreeMap<String, String>, namespace: &str) -> usize {
 /// ([`networks::nad_load`]; `getPodAttachmentNet` reads every selected
 /// NAD's config, static address or not).
 fn refuse_crashing_selections(
-    annotations: &BTreeMap<String, String>,
-    namespace: &str,
+    selections: &Selections<'_>,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    if let Some((key, value)) = networks::null_selection(annotations) {
+    if let Some((key, value)) = selections.null {
         return Err(Denial::bad_request(format!(
             "{value} is not a valid {key}: a network selection is null"
         )));
     }
     // §5: a list Go cannot read fails every network of the pod in the
     // controller (`getPodAttachmentNet`, pod.go:2109); never "nothing to check".
-    if let Some((key, value)) = networks::unreadable(annotations) {
+    if let Some((key, value)) = selections.unreadable {
         return Err(Denial::bad_request(format!(
             "{value} is not a valid {key}: kube-ovn-controller cannot read it as network selections"
         )));
     }
     let mut seen = HashSet::new();
-    for entry in networks::entries(annotations, namespace).unwrap_or_default() {
+    for entry in selections.entries.as_deref().unwrap_or_default() {
         if !seen.insert((entry.namespace.clone(), entry.name.clone())) {
             continue;
         }
@@ -197,7 +199,12 @@ fn refuse_crashing_selections(
 /// created, which is checked, and the controller's IPAM refuses a held
 /// address on it itself (`acquireStaticAddress` with the conflict check on:
 /// the primary NIC never allows live migration).
-fn changed_nics(pod: &Pod, old: Option<&Pod>, namespace: &str) -> BTreeSet<String> {
+fn changed_nics(
+    pod: &Pod,
+    selections: &Selections<'_>,
+    old: Option<&Pod>,
+    namespace: &str,
+) -> BTreeSet<String> {
     let empty = BTreeMap::new();
     let new = &pod.metadata.annotations;
     let before = old.map_or(&empty, |o| &o.metadata.annotations);
@@ -213,10 +220,12 @@ fn changed_nics(pod: &Pod, old: Option<&Pod>, namespace: &str) -> BTreeSet<Strin
             providers.insert(provider.to_string());
         }
     }
-    let selections = |annotations| networks::entries(annotations, namespace).unwrap_or_default();
-    let now = selections(new);
-    let then: HashSet<Entry> = selections(before).into_iter().collect();
-    for entry in &now {
+    let now = selections.entries.as_deref().unwrap_or_default();
+    let then: HashSet<Entry> = networks::entries(before, namespace)
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    for entry in now {
         let per_interface = entry.per_interface_key();
         let key_changed = per_interface
             .as_ref()
@@ -251,8 +260,9 @@ pub fn admit_workload(
     } else {
         &request.namespace
     };
-    check_nic_count(annotations, namespace, settings)?;
-    refuse_crashing_selections(annotations, namespace, cluster)?;
+    let selections = networks::read(annotations, namespace);
+    check_nic_count(annotations, &selections, settings)?;
+    refuse_crashing_selections(&selections, cluster)?;
     if request.operation == Operation::Update {
         // An old object that does not decode counts as changed.
         let old = request.old_object_if_any::<WorkloadObject>().ok().flatten();
@@ -273,7 +283,7 @@ pub fn admit_workload(
             name: name.to_string(),
         }),
     };
-    validate(&claim, settings, cluster)?;
+    validate_nics(&claim, &selections, settings, cluster, None)?;
     let replicas = match (kind, &workload.spec.replicas) {
         (WorkloadKind::Deployment | WorkloadKind::StatefulSet, Replicas(Some(n))) => {
             u64::try_from(*n).unwrap_or(0)
@@ -311,20 +321,22 @@ pub fn validate(
     settings: &Settings,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    validate_nics(claim, settings, cluster, None)
+    let selections = networks::read(claim.annotations, claim.namespace);
+    validate_nics(claim, &selections, settings, cluster, None)
 }
 
 /// [`validate`], for the NICs of these providers only (`ovn` the primary;
 /// I18) or for every NIC.
 fn validate_nics(
     claim: &Claim<'_>,
+    selections: &Selections<'_>,
     settings: &Settings,
     cluster: &dyn Cluster,
     only: Option<&BTreeSet<String>>,
 ) -> Result<(), Denial> {
     let annotations = claim.annotations;
     let primary = primary(annotations);
-    let selections = networks::entries(annotations, claim.namespace);
+    let selections = selections.entries.as_deref();
     if !triggered(claim, &primary, selections.as_deref()) {
         return Ok(());
     }

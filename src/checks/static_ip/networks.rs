@@ -87,6 +87,65 @@ pub fn entries(annotations: &BTreeMap<String, String>, namespace: &str) -> Optio
     Some(all)
 }
 
+/// A pod's network selections read once per evaluation: what every check
+/// of them needs, from one decoding of each annotation (CONTRACT §4).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selections<'a> {
+    /// Every selection, as [`entries`] gives them; `None` where an
+    /// annotation does not parse (or holds a `null`).
+    pub entries: Option<Vec<Entry>>,
+    /// [`null_selection`]'s answer.
+    pub null: Option<(&'static str, &'a str)>,
+    /// [`unreadable`]'s answer.
+    pub unreadable: Option<(&'static str, &'a str)>,
+}
+
+/// Reads both annotations once: [`entries`], [`null_selection`] and
+/// [`unreadable`] in one pass.
+pub fn read<'a>(annotations: &'a BTreeMap<String, String>, namespace: &str) -> Selections<'a> {
+    let mut read = Selections {
+        entries: Some(Vec::new()),
+        ..Selections::default()
+    };
+    for (key, default) in [(DEFAULT_NETWORK, true), (NETWORKS, false)] {
+        let Some(value) = annotations.get(key).filter(|v| !v.is_empty()) else {
+            continue;
+        };
+        let parsed: Result<Vec<Option<Entry>>, ()> = if is_json_form(value) {
+            go_json::network_selections(value.as_bytes())
+                .map(|list| list.into_iter().map(|s| s.map(entry_of)).collect())
+                .map_err(|_| ())
+        } else {
+            value
+                .split(',')
+                .map(|item| parse_object_text(item.trim()).map(Some).ok_or(()))
+                .collect()
+        };
+        let entries = match parsed {
+            Ok(list) if list.iter().any(Option::is_none) => {
+                read.null.get_or_insert((key, value.as_str()));
+                None
+            }
+            Ok(list) => Some(list.into_iter().flatten().collect::<Vec<_>>()),
+            Err(()) => {
+                read.unreadable.get_or_insert((key, value.as_str()));
+                None
+            }
+        };
+        match (entries, &mut read.entries) {
+            (Some(parsed), Some(all)) => all.extend(parsed.into_iter().map(|mut entry| {
+                if entry.namespace.is_empty() {
+                    entry.namespace = namespace.to_string();
+                }
+                entry.default = default;
+                entry
+            })),
+            _ => read.entries = None,
+        }
+    }
+    read
+}
+
 /// I17, bad input: the first of the two annotations whose JSON list Go
 /// decodes whole with a `null` among its selections. `ParseNetworkAnnotation`
 /// then dereferences that nil selection: kube-ovn-controller panics and
@@ -189,16 +248,19 @@ fn parse_json_selections(value: &str) -> Option<Vec<Entry>> {
     go_json::network_selections(value.as_bytes())
         .ok()?
         .into_iter()
-        .map(|selection| {
-            selection.map(|s| Entry {
-                name: s.name,
-                namespace: s.namespace,
-                interface: s.interface,
-                ips: s.ips,
-                default: false,
-            })
-        })
+        .map(|selection| selection.map(entry_of))
         .collect()
+}
+
+/// The fields of a decoded selection the checks read.
+fn entry_of(s: go_json::Selection) -> Entry {
+    Entry {
+        name: s.name,
+        namespace: s.namespace,
+        interface: s.interface,
+        ips: s.ips,
+        default: false,
+    }
 }
 
 /// What a NAD's config makes of it for kube-ovn-controller.
@@ -564,5 +626,33 @@ mod tests {
             entry.candidate_providers(),
             vec!["net1.ns", "net1.ns.ovn.eth1", "net1.ns.ovn"]
         );
+    }
+
+    /// One read gives what the three readers give, each annotation decoded once.
+    #[rstest]
+    #[case::none(None, None)]
+    #[case::text(Some("a,ns/b@eth1"), None)]
+    #[case::text_bad(Some("a,B"), None)]
+    #[case::json(Some(r#"[{"name":"a","ips":["10.0.0.1"]}]"#), Some("b"))]
+    #[case::json_null(Some("[null]"), Some("c@net2"))]
+    #[case::json_wrong_type(Some(r#"[{"name":5}]"#), None)]
+    #[case::both_bad(Some("x y"), Some("[null]"))]
+    #[case::default_only(None, Some(r#"{"name":"d"}"#))]
+    #[case::surrogate(Some(r#"[{"name":"a","\ud800":1,"ips":["10.0.0.2"]}]"#), None)]
+    fn one_read_agrees_with_each_reader(
+        #[case] networks: Option<&str>,
+        #[case] default: Option<&str>,
+    ) {
+        let mut annotations = BTreeMap::new();
+        if let Some(v) = networks {
+            annotations.insert(NETWORKS.to_string(), v.to_string());
+        }
+        if let Some(v) = default {
+            annotations.insert(DEFAULT_NETWORK.to_string(), v.to_string());
+        }
+        let read = read(&annotations, "ns");
+        assert_eq!(read.entries, entries(&annotations, "ns"));
+        assert_eq!(read.null, null_selection(&annotations));
+        assert_eq!(read.unreadable, unreadable(&annotations));
     }
 }

@@ -1405,7 +1405,15 @@ mod record_properties {
     2
 )]
 fn nics_counted(#[case] pairs: Vec<(&str, &str)>, #[case] want: usize) {
-    assert_eq!(nic_count(&annotations(&pairs), "default"), want);
+    let annotations = annotations(&pairs);
+    let selections = networks::read(&annotations, "default");
+    assert_eq!(
+        nic_count(
+            &annotations,
+            selections.entries.as_deref().unwrap_or_default()
+        ),
+        want
+    );
 }
 
 #[test]
@@ -1418,15 +1426,16 @@ fn more_nics_than_the_cap_are_refused_before_any_lookup() {
     let refused = Err(Denial::bad_request(
         "65 network interfaces requested, at most 64 are allowed (setting maxNetworksPerPod)",
     ));
+    let selections = networks::read(&annotations, "default");
     assert_eq!(
-        check_nic_count(&annotations, "default", &Settings::default()),
+        check_nic_count(&annotations, &selections, &Settings::default()),
         refused
     );
     let raised = Settings {
         max_networks_per_pod: Some(65),
         ..Settings::default()
     };
-    assert_eq!(check_nic_count(&annotations, "default", &raised), Ok(()));
+    assert_eq!(check_nic_count(&annotations, &selections, &raised), Ok(()));
 }
 
 /// §4: whatever a check reads is read once per evaluation, however many

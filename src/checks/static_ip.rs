@@ -34,7 +34,7 @@ use crate::settings::Settings;
 use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
-use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key, split_items};
+use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key};
 use networks::{Entry, NadLoad, Selections};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
@@ -337,13 +337,14 @@ fn validate_nics(
     let annotations = claim.annotations;
     let primary = primary(annotations);
     let selections = selections.entries.as_deref();
-    if !triggered(claim, &primary, selections.as_deref()) {
+    let annotated = attachments(annotations);
+    if !triggered(claim, &primary, &annotated, selections) {
         return Ok(());
     }
     network::validate(annotations).map_err(Denial::bad_request)?;
 
     let wanted = |provider: &str| only.is_none_or(|o| o.contains(provider));
-    let attached: Vec<Nic<'_>> = attached_nics(annotations, selections.as_deref(), cluster)?
+    let attached: Vec<Nic<'_>> = attached_nics(annotations, annotated, selections, cluster)?
         .into_iter()
         .filter(|nic| wanted(nic.provider_name()))
         .collect();
@@ -396,12 +397,13 @@ fn validate_nics(
 /// order in each subnet, `acquireStaticAddressHelper`).
 fn lands_by(nic: &Nic<'_>) -> Vec<std::net::IpAddr> {
     if !nic.ip_address.is_empty() {
-        return split_items(&nic.ip_address).into_iter().flatten().collect();
+        return nic.items().iter().flatten().copied().collect();
     }
-    pools::Pool::parse(nic.ip_pool)
-        .items
+    nic.address_pool()
         .into_iter()
+        .flat_map(|p| &p.items)
         .flatten()
+        .copied()
         .take(1)
         .collect()
 }
@@ -410,8 +412,12 @@ fn lands_by(nic: &Nic<'_>) -> Vec<std::net::IpAddr> {
 /// Upstream validates a workload only for its template's `ip_pool`; a pod
 /// for any NIC's address or pool, including those only its network
 /// selections give (I17). No annotation exempts a pod (I16).
-fn triggered(claim: &Claim<'_>, primary: &Nic<'_>, selections: Option<&[Entry]>) -> bool {
-    let attached = attachments(claim.annotations);
+fn triggered(
+    claim: &Claim<'_>,
+    primary: &Nic<'_>,
+    attached: &[Nic<'_>],
+    selections: Option<&[Entry]>,
+) -> bool {
     if !annotation(claim.annotations, vip::VIP).is_empty() {
         return true; // I21
     }

@@ -10,7 +10,7 @@
 //! NIC, if any, is checked as I7 checks it.
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{Nic, annotation, attachments, provider_key};
+use crate::checks::static_ip::network::{Nic, annotation, provider_key};
 use crate::checks::static_ip::networks::{Entry, NadKind, nad_kind};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
@@ -18,16 +18,18 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 /// Every attachment NIC with a static address or pool, by provider name in
-/// name order: the annotations' (I7), each replaced by what the controller
+/// name order: the annotations' (I7, `annotated`: [`super::network::attachments`]), each
+/// replaced by what the controller
 /// makes of the pod's selections (I17). `selections` are the pod's network
 /// selections, `None` where they do not parse (the controller then
 /// attaches nothing).
 pub fn attached_nics<'a>(
     annotations: &'a BTreeMap<String, String>,
+    annotated: Vec<Nic<'a>>,
     selections: Option<&[Entry]>,
     cluster: &dyn Cluster,
 ) -> Result<Vec<Nic<'a>>, Denial> {
-    let mut nics: BTreeMap<String, Nic<'a>> = attachments(annotations)
+    let mut nics: BTreeMap<String, Nic<'a>> = annotated
         .into_iter()
         .map(|nic| (nic.provider_name().to_string(), nic))
         .collect();
@@ -192,12 +194,12 @@ fn nic_of<'a>(
     if ip_address.is_empty() && ip_pool.is_empty() {
         return None;
     }
-    Some(Nic {
-        provider: Some(Cow::Owned(provider)),
+    Some(Nic::new(
+        Some(Cow::Owned(provider)),
         ip_address,
         ip_pool,
-        logical_switch: Some(Cow::Owned(subnet)),
-    })
+        Some(Cow::Owned(subnet)),
+    ))
 }
 
 /// Each provider's Subnet: the first by name where several have it (the
@@ -221,6 +223,7 @@ fn by_provider(subnets: &[Subnet]) -> HashMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::static_ip::network::attachments;
     use crate::checks::static_ip::networks::entries;
     use crate::k8s::fake::{FakeCluster, annotations, from_value, nad, subnet};
     use rstest::rstest;
@@ -428,18 +431,23 @@ mod tests {
     fn nics_of_the_selections(#[case] pairs: &[(&str, &str)], #[case] want: Found) {
         let annotations = annotations(pairs);
         let selections = entries(&annotations, "default");
-        let found: Found = attached_nics(&annotations, selections.as_deref(), &cluster())
-            .unwrap_or_else(|e| panic!("{e:?}"))
-            .into_iter()
-            .map(|nic| {
-                (
-                    nic.provider_name().to_string(),
-                    nic.ip_address.into_owned(),
-                    nic.ip_pool.to_string(),
-                    nic.logical_switch.map(Cow::into_owned),
-                )
-            })
-            .collect();
+        let found: Found = attached_nics(
+            &annotations,
+            attachments(&annotations),
+            selections.as_deref(),
+            &cluster(),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .into_iter()
+        .map(|nic| {
+            (
+                nic.provider_name().to_string(),
+                nic.ip_address.into_owned(),
+                nic.ip_pool.to_string(),
+                nic.logical_switch.map(Cow::into_owned),
+            )
+        })
+        .collect();
         assert_eq!(found, want);
     }
 
@@ -452,7 +460,12 @@ mod tests {
         let annotations = annotations(&[("k8s.v1.cni.cncf.io/networks", "attachnet,ipamnet")]);
         let selections = entries(&annotations, "default");
         assert_eq!(
-            attached_nics(&annotations, selections.as_deref(), &cluster),
+            attached_nics(
+                &annotations,
+                attachments(&annotations),
+                selections.as_deref(),
+                &cluster
+            ),
             Ok(vec![])
         );
     }

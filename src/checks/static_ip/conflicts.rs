@@ -5,9 +5,9 @@
 //! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{Nic, split_items};
+use crate::checks::static_ip::network::Nic;
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
-use crate::checks::static_ip::pools::{Pool, is_address_pool, is_pool_name};
+use crate::checks::static_ip::pools::{Pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::{AddressSet, Cluster};
 use crate::k8s::objects::{Ip, IpPool};
@@ -266,14 +266,11 @@ impl<'r, 'c> Checker<'r, 'c> {
 
     /// Every check of one NIC whose subnet is known.
     pub fn nic(&self, nic: &Nic<'_>, subnet: &str) -> Result<(), Denial> {
-        let items = if nic.ip_address.is_empty() {
-            Vec::new()
-        } else {
+        if !nic.ip_address.is_empty() {
             check_family_uniqueness(&nic.ip_address)?;
-            split_items(&nic.ip_address)
-        };
-        let pool = (is_address_pool(nic.ip_pool) && !is_pool_name(nic.ip_pool))
-            .then(|| Pool::parse(nic.ip_pool));
+        }
+        let items = nic.items();
+        let pool = nic.address_pool().filter(|_| !is_pool_name(nic.ip_pool));
         if items.is_empty() && pool.is_none() {
             return self.pool_name(nic.ip_pool);
         }
@@ -284,7 +281,7 @@ impl<'r, 'c> Checker<'r, 'c> {
             .collect();
         let index = self.holders(nic, subnet, &claimed)?;
         if !items.is_empty() {
-            self.conflicts(&index, &nic.ip_address, &items)?;
+            self.conflicts(&index, &nic.ip_address, items)?;
         }
         let Some(pool) = pool else {
             return self.pool_name(nic.ip_pool);
@@ -295,7 +292,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         if let Subject::Pod { statefulset, .. } = &self.claim.subject
             && nic.ip_address.is_empty()
         {
-            self.pool_group(&index, nic.ip_pool, &pool, statefulset.as_ref(), subnet)?;
+            self.pool_group(&index, nic.ip_pool, pool, statefulset.as_ref(), subnet)?;
         }
         Ok(())
     }
@@ -308,9 +305,9 @@ impl<'r, 'c> Checker<'r, 'c> {
             ..
         } = &self.claim.subject
             && nic.ip_address.is_empty()
-            && is_address_pool(nic.ip_pool)
+            && let Some(pool) = nic.address_pool()
         {
-            statefulset_group(nic.ip_pool, &Pool::parse(nic.ip_pool), sts)?;
+            statefulset_group(nic.ip_pool, pool, sts)?;
         }
         Ok(())
     }
@@ -356,15 +353,19 @@ impl<'r, 'c> Checker<'r, 'c> {
         let Some(subnet) = subnet else {
             return Ok(());
         };
-        let mut addresses = split_items(&nic.ip_address);
-        if is_address_pool(nic.ip_pool) && !is_pool_name(nic.ip_pool) {
-            addresses.extend(Pool::parse(nic.ip_pool).items);
-        }
-        if addresses.iter().all(Option::is_none) {
+        let pool = nic.address_pool().filter(|_| !is_pool_name(nic.ip_pool));
+        let addresses: Vec<IpAddr> = nic
+            .items()
+            .iter()
+            .chain(pool.iter().flat_map(|p| &p.items))
+            .flatten()
+            .copied()
+            .collect();
+        if addresses.is_empty() {
             return Ok(());
         }
         let reserving = self.reserving(subnet)?;
-        for address in addresses.into_iter().flatten() {
+        for address in addresses {
             if let Some((pool, _)) = reserving
                 .iter()
                 .find(|(_, ranges)| ranges.contains(Addr::from_ip(address)))
@@ -477,12 +478,11 @@ fn conflict(address: &IpAddr, holder: &Ip) -> Denial {
 fn claimed_addresses(nics: &[&Nic<'_>]) -> Vec<IpAddr> {
     nics.iter()
         .flat_map(|nic| {
-            let pool = is_address_pool(nic.ip_pool).then(|| Pool::parse(nic.ip_pool).items);
-            split_items(&nic.ip_address)
-                .into_iter()
-                .chain(pool.into_iter().flatten())
+            let pool = nic.address_pool().map(|p| p.items.as_slice());
+            nic.items().iter().chain(pool.unwrap_or_default())
         })
         .flatten()
+        .copied()
         .collect()
 }
 

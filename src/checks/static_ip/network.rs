@@ -6,10 +6,12 @@
 //! `ip_family` and bandwidth blocks; we walk it in key order, so a request
 //! with several such errors always gets the same message.
 
+use crate::checks::static_ip::pools::{Pool, is_address_pool};
 use crate::upstream::go_net::{is_valid_mac, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::atoi;
 use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashSet};
 use std::net::IpAddr;
 use std::ops::Bound;
@@ -50,12 +52,60 @@ pub struct Nic<'a> {
     /// The subnet, when it is known without a lookup (the primary NIC's
     /// annotation, I7) or was found (I17).
     pub logical_switch: Option<Cow<'a, str>>,
+    /// `ip_address` and `ip_pool` as parsed, once per evaluation whatever
+    /// the number of checks that read them (CONTRACT §4).
+    pub parsed: Parsed,
+}
+
+/// A NIC's values, parsed on first use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    items: OnceCell<Vec<Option<IpAddr>>>,
+    pool: OnceCell<Option<Pool>>,
+}
+
+impl<'a> Nic<'a> {
+    /// A NIC of these values, nothing parsed yet.
+    pub fn new(
+        provider: Option<Cow<'a, str>>,
+        ip_address: Cow<'a, str>,
+        ip_pool: &'a str,
+        logical_switch: Option<Cow<'a, str>>,
+    ) -> Self {
+        Nic {
+            provider,
+            ip_address,
+            ip_pool,
+            logical_switch,
+            parsed: Parsed::default(),
+        }
+    }
 }
 
 impl Nic<'_> {
     /// The provider as kube-ovn-controller names it: `ovn` for the primary NIC.
     pub fn provider_name(&self) -> &str {
         self.provider.as_deref().unwrap_or(OVN_PROVIDER)
+    }
+
+    /// The items of `ip_address` ([`split_items`]); none when it is empty.
+    pub fn items(&self) -> &[Option<IpAddr>] {
+        self.parsed.items.get_or_init(|| {
+            if self.ip_address.is_empty() {
+                Vec::new()
+            } else {
+                split_items(&self.ip_address)
+            }
+        })
+    }
+
+    /// `ip_pool` as a [`Pool`] of addresses, `None` unless it lists
+    /// addresses ([`is_address_pool`]).
+    pub fn address_pool(&self) -> Option<&Pool> {
+        self.parsed
+            .pool
+            .get_or_init(|| is_address_pool(self.ip_pool).then(|| Pool::parse(self.ip_pool)))
+            .as_ref()
     }
 }
 
@@ -88,27 +138,29 @@ pub fn attachments(annotations: &BTreeMap<String, String>) -> Vec<Nic<'_>> {
     providers.dedup();
     providers
         .into_iter()
-        .map(|p| Nic {
-            provider: Some(Cow::Borrowed(p)),
-            ip_address: Cow::Borrowed(annotation(annotations, &provider_key(p, "ip_address"))),
-            ip_pool: annotation(annotations, &provider_key(p, "ip_pool")),
-            logical_switch: Some(annotation(annotations, &provider_key(p, "logical_switch")))
-                .filter(|s| !s.is_empty())
-                .map(Cow::Borrowed),
+        .map(|p| {
+            Nic::new(
+                Some(Cow::Borrowed(p)),
+                Cow::Borrowed(annotation(annotations, &provider_key(p, "ip_address"))),
+                annotation(annotations, &provider_key(p, "ip_pool")),
+                Some(annotation(annotations, &provider_key(p, "logical_switch")))
+                    .filter(|s| !s.is_empty())
+                    .map(Cow::Borrowed),
+            )
         })
         .collect()
 }
 
 /// The primary NIC's annotations (`ovn.kubernetes.io/…`).
 pub fn primary(annotations: &BTreeMap<String, String>) -> Nic<'_> {
-    Nic {
-        provider: None,
-        ip_address: Cow::Borrowed(annotation(annotations, IP_ADDRESS)),
-        ip_pool: annotation(annotations, IP_POOL),
-        logical_switch: Some(annotation(annotations, LOGICAL_SWITCH))
+    Nic::new(
+        None,
+        Cow::Borrowed(annotation(annotations, IP_ADDRESS)),
+        annotation(annotations, IP_POOL),
+        Some(annotation(annotations, LOGICAL_SWITCH))
             .filter(|s| !s.is_empty())
             .map(Cow::Borrowed),
-    }
+    )
 }
 
 pub use crate::upstream::kubeovn_util::parse_item;

@@ -29,6 +29,7 @@ pub fn is_pool_name(pool: &str) -> bool {
 /// An `ip_pool` of addresses: every address as upstream's conflict check
 /// reads it (I4), and the groups that kube-ovn-controller's
 /// `acquireStaticAddressHelper` allocates whole (I13).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pool {
     /// Every address, in annotation order, split on `;` and `,` and trimmed.
     pub items: Vec<Option<IpAddr>>,

@@ -24,7 +24,7 @@ use kubewarden_policy_sdk::host_capabilities::kubernetes::{
 };
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
@@ -48,6 +48,9 @@ impl Host for Wapc {
             .map_err(|e| e.to_string())
     }
 }
+
+/// Subnet names looked for by a scan of the Vpcs' lists before they go into a set.
+const SCANS_BEFORE_A_SET: usize = 8;
 
 /// An IP list answer read once per evaluation, and the IP CRs in it that
 /// hold one of the addresses asked about, by `spec.subnet`: however many
@@ -87,6 +90,8 @@ pub struct HostCluster<H: Host = Wapc> {
     vpc_subnets: OnceCell<Lookup<HashSet<String>>>,
     /// Every Subnet's name, read where a name is in no Vpc's list.
     subnet_name_set: OnceCell<Lookup<HashSet<String>>>,
+    /// How many Subnet names were looked for so far.
+    subnet_names_asked: Cell<usize>,
     /// The NAT kinds read by their labels, every object of each.
     labelled: LabelledKinds,
 }
@@ -123,6 +128,7 @@ impl<H: Host> HostCluster<H> {
             all_ips: RefCell::new(None),
             vpc_subnets: OnceCell::new(),
             subnet_name_set: OnceCell::new(),
+            subnet_names_asked: Cell::new(0),
             labelled: RefCell::default(),
         }
     }
@@ -241,18 +247,29 @@ impl<H: Host> HostCluster<H> {
         if !is_dns1123_subdomain(name) {
             return Ok(false);
         }
-        let in_vpcs = self
-            .vpc_subnets
-            .get_or_init(|| {
-                Ok(self
-                    .vpcs()?
-                    .iter()
-                    .flat_map(|vpc| vpc.status.subnets.iter().cloned())
-                    .collect())
-            })
-            .as_ref()
-            .map_err(Clone::clone)?;
-        if in_vpcs.contains(name) {
+        // A few names are looked for in the Vpcs' lists as they are; past
+        // that, every listed name goes into a set once (a request naming
+        // thousands of subnets costs one pass, CONTRACT §4).
+        let asked = self.subnet_names_asked.get() + 1;
+        self.subnet_names_asked.set(asked);
+        let listed = if asked <= SCANS_BEFORE_A_SET {
+            self.vpcs()?
+                .iter()
+                .any(|vpc| vpc.status.subnets.iter().any(|s| s == name))
+        } else {
+            self.vpc_subnets
+                .get_or_init(|| {
+                    Ok(self
+                        .vpcs()?
+                        .iter()
+                        .flat_map(|vpc| vpc.status.subnets.iter().cloned())
+                        .collect())
+                })
+                .as_ref()
+                .map_err(Clone::clone)?
+                .contains(name)
+        };
+        if listed {
             return Ok(true);
         }
         let fail = |e: &LookupError| LookupError::get(&kinds::SUBNET, name, None, e.why.clone());

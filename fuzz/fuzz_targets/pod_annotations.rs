@@ -77,6 +77,7 @@ fuzz_target!(|data: &[u8]| {
         subject: Subject::Pod {
             controller: None,
             statefulset: None,
+            vm: false,
         },
     };
     let _ = static_ip::validate(&claim, &Settings::default(), &HostCluster::with_host(Small));

@@ -34,12 +34,13 @@ use crate::settings::Settings;
 use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
+use network::IP_POOL;
 use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key};
 use networks::{Entry, NadLoad, Selections};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
-use pools::{is_address_pool, pool_warnings};
+use pools::{Pool, is_address_pool};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The annotation that marks a KubeVirt live-migration target pod: upstream
@@ -291,6 +292,27 @@ pub fn admit_workload(
         _ => 0,
     };
     Ok(pool_warnings(annotations, replicas))
+}
+
+/// I13: the warnings for a Deployment's or StatefulSet's template whose
+/// address pools have fewer groups than `replicas`: one per distinct count,
+/// primary NIC first, then attachments by provider name.
+pub fn pool_warnings(annotations: &BTreeMap<String, String>, replicas: u64) -> Vec<String> {
+    let attached = attachments(annotations);
+    let pools = std::iter::once(annotation(annotations, IP_POOL))
+        .chain(attached.iter().map(|nic| nic.ip_pool))
+        .filter(|pool| is_address_pool(pool));
+    let mut warnings = Vec::new();
+    for pool in pools {
+        let groups = Pool::parse(pool).group_count();
+        if u64::try_from(groups).is_ok_and(|groups| groups < replicas) {
+            let warning = format!("ip_pool has {groups} entries for {replicas} replicas");
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+    warnings
 }
 
 /// The `…kubernetes.io/ip_address` and `…kubernetes.io/ip_pool` annotations.

@@ -1,11 +1,9 @@
 //! Address pools: an `ip_pool` that lists addresses, cut into the groups
-//! kube-ovn-controller allocates whole (I13), and the warnings for a
-//! workload whose pool is smaller than its replicas.
+//! kube-ovn-controller allocates whole (I13).
 
-use crate::checks::static_ip::network::{IP_POOL, annotation, attachments, parse_item};
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::kubeovn_util::check_protocol;
-use std::collections::BTreeMap;
+use crate::upstream::kubeovn_util::parse_item;
 use std::net::IpAddr;
 
 /// An `ip_pool` that lists addresses rather than naming an IPPool. A lone
@@ -74,25 +72,4 @@ impl Pool {
     pub fn groups(&self) -> impl Iterator<Item = &[Option<IpAddr>]> {
         self.groups.iter().map(Vec::as_slice)
     }
-}
-
-/// I13: the warnings for a Deployment's or StatefulSet's template whose
-/// address pools have fewer groups than `replicas`: one per distinct count,
-/// primary NIC first, then attachments by provider name.
-pub fn pool_warnings(annotations: &BTreeMap<String, String>, replicas: u64) -> Vec<String> {
-    let attached = attachments(annotations);
-    let pools = std::iter::once(annotation(annotations, IP_POOL))
-        .chain(attached.iter().map(|nic| nic.ip_pool))
-        .filter(|pool| is_address_pool(pool));
-    let mut warnings = Vec::new();
-    for pool in pools {
-        let groups = Pool::parse(pool).group_count();
-        if u64::try_from(groups).is_ok_and(|groups| groups < replicas) {
-            let warning = format!("ip_pool has {groups} entries for {replicas} replicas");
-            if !warnings.contains(&warning) {
-                warnings.push(warning);
-            }
-        }
-    }
-    warnings
 }

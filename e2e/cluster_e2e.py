@@ -18,9 +18,12 @@ Tests, each with exact expectations:
 - seed: the seed's demo, `kubectl apply -f pod-static.yaml`, verbatim;
 - cases: every conformance case replayed as real objects (e2e/harness/replay.py);
 - exclusions: matchConditions and the exclusions as shipped;
-- pod_update: a Pod UPDATE reaches the webhook only when it changes an
-  address annotation; a real `kubectl annotate` hot-plugging an attachment
-  at a held address is refused (I18);
+- pod_update: a Pod UPDATE reaches the webhook only where kube-ovn-controller
+  may allocate after it (I18): never an unrelated update of a running,
+  allocated pod, nor any update of a pod being deleted; a real `kubectl
+  annotate` hot-plugging an attachment at a held address, or dropping an
+  allocated mark at an address reserved for another namespace, is refused;
+  the routed updates that need no decision are counted;
 - failure: the failure policy with the webhook server stopped, and hung;
 - rbac: scripts/preflight.sh, then one grant removed at a time;
 - overlay: `kubectl kustomize deploy/` is its files' objects; the overlay for
@@ -212,8 +215,10 @@ class Suite(ClusterSuite):
                    self.webhook_calls() == after + 2 * len(tenant_labels), f"{self.webhook_calls() - after} calls")
 
     def test_pod_update(self):
-        """I18 on the real API server: only an UPDATE that changes an address annotation reaches the
-        webhook; kubectl annotating a running pod with an attachment at a held address is refused."""
+        """I18 on the real API server: only an UPDATE after which kube-ovn-controller may allocate
+        reaches the webhook (deploy/'s matchCondition pod-update-may-allocate, compiled and run by
+        kube-apiserver); kubectl annotating a running pod with an attachment at a held address, or
+        dropping its allocated mark at a reserved address, is refused."""
         self.replayer.reset()
         nad_config = {"cniVersion": "0.3.0", "type": "kube-ovn", "provider": "attachnet.default.ovn",
                       "server_socket": "/run/openvswitch/kube-ovn-daemon.sock"}
@@ -259,6 +264,76 @@ class Suite(ClusterSuite):
                    done.stderr.strip())
         self.check("pod update: each of the two reached the webhook once", self.webhook_calls() == after + 2,
                    f"{self.webhook_calls() - after} calls")
+        self.pod_lifecycle()
+
+    def pod_lifecycle(self):
+        """The rest of I18's routing: what reaches the webhook, counted on the API server."""
+        self.replayer.create({
+            "apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "team-b-pool"},
+            "spec": {"subnet": "ovn-default", "ips": ["10.16.0.32/28"], "namespaces": ["team-b"]}})
+        self.settle()
+        reserved = "10.16.0.40"
+        want = (f'Error from server: admission webhook "{STATIC_IP_WEBHOOK}" denied the request: '
+                f"ip {reserved} is reserved by ippool team-b-pool for namespaces team-b")
+        # A pod being deleted: a finalizer keeps it; the API server sets its deletionTimestamp.
+        leaving = self.pod("leaving", annotations={
+            "ovn.kubernetes.io/ip_address": "10.16.0.63", "ovn.kubernetes.io/allocated": "true"})
+        leaving["metadata"]["finalizers"] = ["example.com/keep"]
+        rc, err, _ = self.create_pod(leaving)
+        self.check("pod update: a pod with a finalizer is created", rc == 0, err)
+        done = self.kubectl("delete", "pod", "leaving", "--wait=false")
+        self.check("pod update: it is being deleted", done.returncode == 0, done.stderr.strip())
+        before = self.webhook_calls()
+        done = self.kubectl("annotate", "pod", "leaving", "--overwrite", f"ovn.kubernetes.io/ip_address={reserved}",
+                            "ovn.kubernetes.io/allocated-")
+        self.check("pod update: re-addressing a pod being deleted at a reserved address, its mark dropped, succeeds",
+                   done.returncode == 0, done.stderr.strip())
+        done = self.kubectl("patch", "pod", "leaving", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+        self.check("pod update: its finalizer is removed", done.returncode == 0, done.stderr.strip())
+        self.check("pod update: neither reached the webhook (the controller allocates nothing for it)",
+                   self.webhook_calls() == before, f"{self.webhook_calls() - before} calls")
+        # A running pod whose allocated mark is dropped: the controller allocates it again.
+        running = self.pod("marked", annotations={
+            "ovn.kubernetes.io/ip_address": reserved, "ovn.kubernetes.io/allocated": "true"})
+        rc, err, _ = self.create_pod(running)
+        self.check("pod update: a pod at a reserved address is refused at CREATE",
+                   rc != 0 and err.endswith(want.removeprefix("Error from server: ")), err)
+        running["metadata"]["annotations"]["ovn.kubernetes.io/ip_address"] = "10.16.0.60"
+        rc, err, _ = self.create_pod(running)
+        self.check("pod update: a running pod at a free address is created", rc == 0, err)
+        before = self.webhook_calls()
+        done = self.kubectl("annotate", "pod", "marked", "--overwrite", f"ovn.kubernetes.io/ip_address={reserved}")
+        self.check("pod update: re-addressing an allocated NIC is admitted, unrouted (nothing is allocated)",
+                   done.returncode == 0 and self.webhook_calls() == before,
+                   f"{done.stderr.strip()}; {self.webhook_calls() - before} calls")
+        done = self.kubectl("annotate", "pod", "marked", "ovn.kubernetes.io/allocated-")
+        self.check("pod update: dropping its allocated mark, now at a reserved address, is refused",
+                   done.returncode != 0 and done.stderr.strip() == want,
+                   f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
+        done = self.kubectl("annotate", "pod", "marked", "kubevirt.io/migrationJobName=job-1")
+        self.check("pod update: adding the migration key at a reserved address is refused",
+                   done.returncode != 0 and done.stderr.strip() == want,
+                   f"exit {done.returncode}, stderr {done.stderr.strip()!r}")
+        # Routed, nothing refused: the superset's cost, counted.
+        routed = self.webhook_calls()
+        unallocated = self.pod("waiting", annotations={"ovn.kubernetes.io/ip_address": "10.16.0.61"})
+        rc, err, _ = self.create_pod(unallocated)
+        self.check("pod update: an unallocated static-IP pod is created", rc == 0, err)
+        selecting = self.pod("selecting", annotations={
+            "ovn.kubernetes.io/ip_address": "10.16.0.62", "ovn.kubernetes.io/allocated": "true",
+            "k8s.v1.cni.cncf.io/networks": "attachnet", "attachnet.default.ovn.kubernetes.io/allocated": "true"})
+        rc, err, _ = self.create_pod(selecting)
+        self.check("pod update: an allocated pod with a network selection is created", rc == 0, err)
+        created = self.webhook_calls()
+        for name in ("waiting", "selecting", "marked"):
+            done = self.kubectl("label", "pod", name, "tier=web")
+            self.check(f"pod update: kubectl label of pod {name} succeeds", done.returncode == 0, done.stderr.strip())
+        extra = self.webhook_calls() - created
+        self.notes.append(f"pod update: of 3 label updates (an unallocated pod, an allocated one with a network "
+                          f"selection, an allocated one), {extra} reached the webhook; the 2 CREATEs "
+                          f"{created - routed}")
+        self.check("pod update: a label update reaches the webhook for the unallocated pod and the one with a "
+                   "selection (the superset), not for the allocated one", extra == 2, f"{extra} calls")
 
     # --- failure policy --------------------------------------------------
 

@@ -209,11 +209,21 @@ class CasePlayer:
                                          params={"fieldSelector": f"involvedObject.uid={uid},type=Warning"})
         return sum(e.get("count") or 1 for e in (body or {}).get("items", [])) if code == 200 else 0
 
-    def allocation(self, name, namespace, wait, skip_warnings=0, since=None):
+    def allocations(self, namespace, uid):
+        """How many times the controller allocated the pod's NICs: its Normal `PodNetworkAllocated`
+        events (pod.go:583, one per allocation that needed any NIC, counted by the recorder)."""
+        code, body, _ = self.api.request("GET", f"/api/v1/namespaces/{namespace}/events",
+                                         params={"fieldSelector": f"involvedObject.uid={uid},type=Normal,"
+                                                                  "reason=PodNetworkAllocated"})
+        return sum(e.get("count") or 1 for e in (body or {}).get("items", [])) if code == 200 else 0
+
+    def allocation(self, name, namespace, wait, skip_warnings=0, since=None, allocated_before=None):
         """(state, pod, warnings) within `wait` s: allocated (every NIC annotated), refused (a Warning event
         past the first `skip_warnings`, the pod still unallocated a moment later), or waiting.
 
-        `since`: the annotations before an update; a NIC counts once its allocated annotation is new."""
+        `since`: the annotations before an update; a NIC counts once its allocated annotation is new, or
+        (`allocated_before`: the pod's allocations before the update) once the controller allocated
+        again, a NIC already marked included (the migration key, a renamed provider)."""
         deadline = time.monotonic() + wait
         refused_at = None
         while True:
@@ -223,7 +233,8 @@ class CasePlayer:
             annotations = pod["metadata"].get("annotations") or {}
             done = [k for k, v in annotations.items() if k.endswith(ALLOCATED_SUFFIX) and v == "true"
                     and (since is None or (since or {}).get(k) != "true")]
-            if done:
+            if done or (allocated_before is not None
+                         and self.allocations(namespace, pod["metadata"]["uid"]) > allocated_before):
                 return "allocated", pod, []
             warnings = self.warnings(namespace, pod["metadata"]["uid"])[skip_warnings:]
             now = time.monotonic()
@@ -276,8 +287,11 @@ class CasePlayer:
             if not left or time.monotonic() > deadline:
                 break
             for meta in left:
-                self.api.request("DELETE", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
-                                 {"gracePeriodSeconds": 0})
+                pod_path = f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}"
+                if meta.get("finalizers"):  # a case's pod being deleted: let it go
+                    self.api.request("PATCH", pod_path, {"metadata": {"finalizers": None}},
+                                     content_type="application/merge-patch+json")
+                self.api.request("DELETE", pod_path, {"gracePeriodSeconds": 0})
             time.sleep(0.2)
         self.until_only_probe_ips()
         for plural, keep in (("vips", ()), ("ippools", ()), ("subnets", OWN_SUBNETS), ("vpcs", ("ovn-cluster",))):
@@ -507,6 +521,9 @@ class CasePlayer:
         if request["operation"] == "UPDATE":
             old = clean(request["oldObject"])
             old["metadata"]["namespace"] = namespace
+            why = self.own_statefulset(old, obj, namespace)
+            if why:
+                return {"asked": False, "why": why}
             old_annotations = old["metadata"].get("annotations") or {}
             # Created as new: the controller allocates what the old pod holds.
             old["metadata"]["annotations"] = {k: v for k, v in old_annotations.items()
@@ -520,16 +537,23 @@ class CasePlayer:
                 return {"asked": False, "why": f"the controller did not allocate the oldObject: {state} {warnings[:1]}"}
             since = stored["metadata"].get("annotations") or {}
             skip = len(warnings)
+            before = self.allocations_settled(namespace, stored["metadata"]["uid"])
+            why = self.lifecycle(obj, f"{path}/{name}")
+            if why:
+                return {"asked": False, "why": why}
             new_annotations = obj["metadata"].get("annotations") or {}
             change = {k: v for k, v in new_annotations.items() if old_annotations.get(k) != v}
             change.update({k: None for k in old_annotations if k not in new_annotations})
             code, body, _ = self.api.request("PATCH", f"{path}/{name}", {"metadata": {"annotations": change}},
                                              content_type="application/merge-patch+json")
+            if code in (200, 201):
+                state, pod, warnings = self.allocation(name, namespace, self.wait, skip, since, before)
         else:
             code, body, _ = self.api.request("POST", path, obj)
+            if code in (200, 201):
+                state, pod, warnings = self.allocation(name, namespace, self.wait, skip, since)
         if code not in (200, 201):
             return {"asked": False, "why": f"the API server refuses the object: {code} {(body or {}).get('message')}"}
-        state, pod, warnings = self.allocation(name, namespace, self.wait, skip, since)
         if state == "refused":
             return {"outcome": "refused", "event": warnings[-1]}  # the latest: a retry may fail otherwise
         if state != "allocated":
@@ -539,6 +563,67 @@ class CasePlayer:
         if second:
             return {"outcome": "double", "nics": nics, "second_holder": second[0]}
         return {"outcome": "allocated", "nics": nics}
+
+    def allocations_settled(self, namespace, uid, timeout=5):
+        """The pod's allocations once the first one's event is stored (the recorder sends it late)."""
+        deadline = time.monotonic() + timeout
+        while (count := self.allocations(namespace, uid)) == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return count
+
+    def own_statefulset(self, old, new, namespace):
+        """A pod owned by a StatefulSet: the StatefulSet made first (none of its pods made: no
+        kube-controller-manager runs for pod cases), its uid in both objects' ownerReference, so that
+        kube-ovn-controller finds the pod's StatefulSet alive (`isStatefulSetPodToDel`, pod.go:1742)."""
+        refs = [r for r in old["metadata"].get("ownerReferences") or []
+                if r.get("kind") == "StatefulSet" and str(r.get("apiVersion", "")).startswith("apps/")]
+        if not refs:
+            return None
+        ref = refs[0]
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": ref["name"], "namespace": namespace},
+               "spec": {"replicas": 1, "serviceName": ref["name"], "selector": {"matchLabels": {"app": ref["name"]}},
+                        "template": {"metadata": {"labels": {"app": ref["name"]}},
+                                     "spec": {"containers": [{"name": "app", "image": "docker.io/library/nginx:alpine"}]}}}}
+        code, body, _ = self.api.request("POST", f"/apis/apps/v1/namespaces/{namespace}/statefulsets", sts)
+        if code != 201:
+            return f"the API server refuses the StatefulSet: {code} {(body or {}).get('message')}"
+        for obj in (old, new):
+            for r in obj["metadata"].get("ownerReferences") or []:
+                if r.get("kind") == "StatefulSet" and r.get("name") == ref["name"]:
+                    r["uid"] = body["metadata"]["uid"]
+        return None
+
+    def lifecycle(self, new, pod_path):
+        """The new object's place in the pod's life, before its annotations change: its status phase
+        (written to pods/status, as the kubelet writes it) and its deletion (a DELETE with its grace
+        period; a finalizer keeps the pod, as the case's does)."""
+        status = {k: v for k, v in (new.get("status") or {}).items() if k in ("phase", "reason")}
+        if status:
+            code, body, _ = self.api.request("PATCH", f"{pod_path}/status", {"status": status},
+                                             content_type="application/merge-patch+json")
+            if code != 200:
+                return f"the API server refuses the status: {code} {(body or {}).get('message')}"
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp"):
+            # Bound to a Node, as a running pod is: the API server deletes an unbound pod at once
+            # (grace 0), which the controller no longer counts as alive.
+            self.nodes()
+            name = pod_path.rsplit("/", 1)[1]
+            code, body, _ = self.api.request("POST", f"{pod_path}/binding", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": NODES[0]}})
+            if code != 201:
+                return f"the API server refuses the binding: {code} {(body or {}).get('message')}"
+            code, body, _ = self.api.request("PATCH", pod_path,
+                                             {"metadata": {"finalizers": ["kube-ovn-policy.test/hold"]}},
+                                             content_type="application/merge-patch+json")
+            if code != 200:
+                return f"the API server refuses the finalizer: {code} {(body or {}).get('message')}"
+            grace = meta.get("deletionGracePeriodSeconds", 30)
+            code, body, _ = self.api.request("DELETE", pod_path, {"gracePeriodSeconds": grace})
+            if code not in (200, 202):
+                return f"the API server refuses the deletion: {code} {(body or {}).get('message')}"
+        return None
 
     # --- a workload: the pods kube-controller-manager makes of it ----------
 

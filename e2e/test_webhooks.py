@@ -100,21 +100,20 @@ STATIC_IP_WEBHOOK = {
                 ),
             },
             {
-                "name": "pod-update-changes-addresses",
-                # the first lines folded into one, the more indented ones kept
+                "name": "pod-update-may-allocate",
                 "expression": (
-                    "request.kind.kind != 'Pod' || request.operation != 'UPDATE' "
-                    "|| object.metadata.?annotations.orValue({}).exists(k,\n"
-                    "     (k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
-                    "       || k.endsWith('kubernetes.io/logical_switch') || k.contains('kubernetes.io/ip_address.')\n"
-                    "       || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')\n"
-                    "     && (!(k in oldObject.metadata.?annotations.orValue({}))\n"
-                    "       || oldObject.metadata.annotations[k] != object.metadata.annotations[k]))\n"
-                    "|| oldObject.metadata.?annotations.orValue({}).exists(k,\n"
-                    "     (k.endsWith('kubernetes.io/ip_address') || k.endsWith('kubernetes.io/ip_pool')\n"
-                    "       || k.endsWith('kubernetes.io/logical_switch') || k.contains('kubernetes.io/ip_address.')\n"
-                    "       || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')\n"
-                    "     && !(k in object.metadata.?annotations.orValue({})))"
+                    "request.kind.kind != 'Pod' || request.operation != 'UPDATE'\n"
+                    "|| object.metadata.?annotations.orValue({})[?'k8s.v1.cni.cncf.io/networks'] != oldObject.metadata.?annotations.orValue({})[?'k8s.v1.cni.cncf.io/networks']\n"
+                    "|| object.metadata.?annotations.orValue({})[?'v1.multus-cni.io/default-network'] != oldObject.metadata.?annotations.orValue({})[?'v1.multus-cni.io/default-network']\n"
+                    "|| (!(object.status.?phase.orValue('') == 'Succeeded' && object.spec.?restartPolicy.orValue('') != 'Always')\n"
+                    "  && !(object.status.?phase.orValue('') == 'Failed'\n"
+                    "    && (object.spec.?restartPolicy.orValue('') == 'Never' || object.status.?reason.orValue('') == 'Evicted'))\n"
+                    '  && (!has(object.metadata.deletionTimestamp) || object.metadata.?ownerReferences.orValue([]).exists(o,\n'
+                    "    (o.kind == 'StatefulSet' && o.apiVersion.startsWith('apps/'))\n"
+                    "    || (o.kind == 'VirtualMachineInstance' && o.apiVersion.startsWith('kubevirt.io/'))))\n"
+                    "  && (object.metadata.?annotations.orValue({})[?'ovn.kubernetes.io/allocated'].orValue('') != 'true'\n"
+                    "    || object.metadata.?annotations.orValue({}).exists(k, k == 'kubevirt.io/migrationJobName'\n"
+                    "      || k == 'k8s.v1.cni.cncf.io/networks' || k == 'v1.multus-cni.io/default-network')))"
                 ),
             },
         ],

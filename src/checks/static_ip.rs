@@ -19,6 +19,7 @@ pub mod attached;
 pub mod conflicts;
 pub mod in_subnet;
 pub mod landing;
+pub mod lifecycle;
 pub mod network;
 pub mod networks;
 pub mod owner;
@@ -34,14 +35,15 @@ use crate::settings::Settings;
 use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
+use lifecycle::Allocating;
 use network::IP_POOL;
-use network::{Nic, OVN_PROVIDER, annotation, attachments, primary, provider_key};
+use network::{Nic, OVN_PROVIDER, annotation, attachments, primary};
 use networks::{Entry, NadLoad, Selections};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
 use pools::{Pool, is_address_pool};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// The annotation that marks a KubeVirt live-migration target pod: upstream
 /// skips every check of a pod that carries it; the policy does not (I16).
@@ -70,23 +72,31 @@ pub fn admit_pod(
     } else {
         &request.namespace
     };
-    let selections = networks::read(&meta.annotations, namespace);
-    check_nic_count(&meta.annotations, &selections, settings)?;
-    refuse_crashing_selections(&selections, cluster)?;
-    let only = if request.operation == Operation::Update {
-        // An old object that does not decode: every NIC not yet allocated.
-        let old = request.old_object_if_any::<Pod>().ok().flatten();
-        let changed = changed_nics(&pod, &selections, old.as_ref(), namespace);
-        if changed.is_empty() {
-            return Ok(());
-        }
-        Some(changed)
-    } else {
-        None
-    };
     let controller = pod_workload(&meta.owner_references);
     let statefulset = statefulset_pod(name, &meta.owner_references);
     let owner_name = pod_owner_name(name, &meta.owner_references);
+    let vm = owner_name != name;
+    let selections = networks::read(&meta.annotations, namespace);
+    let scope = if request.operation == Operation::Update {
+        let allocating = lifecycle::allocating(&pod, &selections, statefulset.is_some() || vm);
+        // An old object that does not decode: its selections count as changed.
+        let old = request.old_object_if_any::<Pod>().ok().flatten();
+        let reselected = old.is_none_or(|old| {
+            selection_annotations(&old.metadata.annotations)
+                != selection_annotations(&meta.annotations)
+        });
+        // Nothing to allocate and the selections as they were: nothing the
+        // controller does after this update differs from before it (an
+        // update of a pod being deleted, of a running allocated one).
+        if allocating == Allocating::Nothing && !reselected {
+            return Ok(());
+        }
+        Scope::Update(allocating)
+    } else {
+        Scope::Create
+    };
+    check_nic_count(&meta.annotations, &selections, settings)?;
+    refuse_crashing_selections(&selections, cluster)?;
     let claim = Claim {
         annotations: &meta.annotations,
         namespace,
@@ -94,10 +104,41 @@ pub fn admit_pod(
         subject: Subject::Pod {
             controller,
             statefulset,
-            vm: owner_name != name,
+            vm,
         },
     };
-    validate_nics(&claim, &selections, settings, cluster, only.as_ref())
+    validate_nics(&claim, &selections, settings, cluster, &scope)
+}
+
+/// The annotations that make a pod's network selections.
+fn selection_annotations(annotations: &BTreeMap<String, String>) -> [Option<&String>; 2] {
+    [
+        annotations.get(networks::NETWORKS),
+        annotations.get(networks::DEFAULT_NETWORK),
+    ]
+}
+
+/// Which NICs of a claim a decision checks, and how.
+enum Scope {
+    /// A CREATE, or a workload: every NIC, with every rule.
+    Create,
+    /// A Pod UPDATE (I18): the NICs kube-ovn-controller allocates after it.
+    /// The primary NIC's address conflicts are left to the controller's
+    /// IPAM, which refuses them itself on that NIC (the conflict check is
+    /// off only for an attachment with the migration key, pod.go:2241 and
+    /// :2764), as upstream leaves every Pod UPDATE (public case 018).
+    Update(Allocating),
+}
+
+impl Scope {
+    fn checks(&self, provider: &str) -> bool {
+        match self {
+            Scope::Create => true,
+            Scope::Update(Allocating::Nothing) => false,
+            Scope::Update(Allocating::Every) => true,
+            Scope::Update(Allocating::Only(providers)) => providers.contains(provider),
+        }
+    }
 }
 
 /// §4, before any lookup: a pod or template asking for more NICs than
@@ -190,56 +231,6 @@ fn refuse_crashing_selections(
     Ok(())
 }
 
-/// I18: the providers of the attachment NICs a Pod UPDATE makes
-/// kube-ovn-controller allocate: not yet marked
-/// `<provider>.kubernetes.io/allocated: "true"` (`needAllocateSubnets`,
-/// pod.go:1868), and whose static address, pool, subnet or network
-/// selection differs from the old object's. A provider whose selection
-/// changed is named in each form it may take. The primary NIC is left as
-/// upstream leaves it (public case 018): it is allocated when the pod is
-/// created, which is checked, and the controller's IPAM refuses a held
-/// address on it itself (`acquireStaticAddress` with the conflict check on:
-/// the primary NIC never allows live migration).
-fn changed_nics(
-    pod: &Pod,
-    selections: &Selections<'_>,
-    old: Option<&Pod>,
-    namespace: &str,
-) -> BTreeSet<String> {
-    let empty = BTreeMap::new();
-    let new = &pod.metadata.annotations;
-    let before = old.map_or(&empty, |o| &o.metadata.annotations);
-    let mut providers: BTreeSet<String> = BTreeSet::new();
-    // Every annotation the controller reads for an address, by provider.
-    for (key, _) in new.iter().chain(before.iter()) {
-        let provider = ["ip_address", "ip_pool", "logical_switch"]
-            .iter()
-            .find_map(|what| key.strip_suffix(&format!(".kubernetes.io/{what}")));
-        if let Some(provider) = provider
-            && new.get(key) != before.get(key)
-        {
-            providers.insert(provider.to_string());
-        }
-    }
-    let now = selections.entries.as_deref().unwrap_or_default();
-    let then: HashSet<Entry> = networks::entries(before, namespace)
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    for entry in now {
-        let per_interface = entry.per_interface_key();
-        let key_changed = per_interface
-            .as_ref()
-            .is_some_and(|k| new.get(k) != before.get(k));
-        if key_changed || !then.contains(entry) {
-            providers.extend(entry.candidate_providers());
-        }
-    }
-    providers
-        .retain(|p| p != OVN_PROVIDER && annotation(new, &provider_key(p, "allocated")) != "true");
-    providers
-}
-
 /// Admits a Deployment, StatefulSet, DaemonSet, Job or CronJob CREATE, or an
 /// UPDATE whose template's static-IP annotations changed (I10). Admitted, it
 /// returns its warnings (I13): the only check that warns.
@@ -284,7 +275,7 @@ pub fn admit_workload(
             name: name.to_string(),
         }),
     };
-    validate_nics(&claim, &selections, settings, cluster, None)?;
+    validate_nics(&claim, &selections, settings, cluster, &Scope::Create)?;
     let replicas = match (kind, &workload.spec.replicas) {
         (WorkloadKind::Deployment | WorkloadKind::StatefulSet, Replicas(Some(n))) => {
             u64::try_from(*n).unwrap_or(0)
@@ -344,17 +335,16 @@ pub fn validate(
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     let selections = networks::read(claim.annotations, claim.namespace);
-    validate_nics(claim, &selections, settings, cluster, None)
+    validate_nics(claim, &selections, settings, cluster, &Scope::Create)
 }
 
-/// [`validate`], for the NICs of these providers only (`ovn` the primary;
-/// I18) or for every NIC.
+/// [`validate`], for the NICs of a [`Scope`].
 fn validate_nics(
     claim: &Claim<'_>,
     selections: &Selections<'_>,
     settings: &Settings,
     cluster: &dyn Cluster,
-    only: Option<&BTreeSet<String>>,
+    scope: &Scope,
 ) -> Result<(), Denial> {
     let annotations = claim.annotations;
     let primary = primary(annotations);
@@ -365,22 +355,26 @@ fn validate_nics(
     }
     network::validate(annotations).map_err(Denial::bad_request)?;
 
-    let wanted = |provider: &str| only.is_none_or(|o| o.contains(provider));
-    let attached: Vec<Nic<'_>> = attached_nics(annotations, annotated, selections, cluster)?
-        .into_iter()
-        .filter(|nic| wanted(nic.provider_name()))
-        .collect();
-    let primary = wanted(OVN_PROVIDER).then_some(primary);
+    let attached: Vec<Nic<'_>> =
+        attached_nics(annotations, claim.namespace, annotated, selections, cluster)?
+            .into_iter()
+            .filter(|nic| scope.checks(nic.provider_name()))
+            .collect();
+    let primary = scope.checks(OVN_PROVIDER).then_some(primary);
     let nics: Vec<&Nic<'_>> = primary.iter().chain(&attached).collect();
     let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
     let primary_subnet = match &primary {
         Some(p) if !p.ip_address.is_empty() || is_address_pool(p.ip_pool) => {
             let candidates = landing::candidates(claim, p, cluster)?;
-            Some(landing::landing(&candidates, &lands_by(p), cluster)?)
+            Some(landing::landing(
+                &candidates,
+                &landing::lands_by(p),
+                cluster,
+            )?)
         }
         _ => None, // nothing of the primary NIC is looked up
     };
-    if let Some(p) = &primary {
+    if let Some(p) = primary.as_ref().filter(|_| matches!(scope, Scope::Create)) {
         match &primary_subnet {
             Some(subnet) => check.nic(p, subnet)?,
             None => check.pool_name(p.ip_pool)?,
@@ -412,22 +406,6 @@ fn validate_nics(
         }
     }
     Ok(())
-}
-
-/// The addresses that decide where a NIC lands (I5): its `ip_address`, else
-/// the first address of its pool (the controller tries a pool's entries in
-/// order in each subnet, `acquireStaticAddressHelper`).
-fn lands_by(nic: &Nic<'_>) -> Vec<std::net::IpAddr> {
-    if !nic.ip_address.is_empty() {
-        return nic.items().iter().flatten().copied().collect();
-    }
-    nic.address_pool()
-        .into_iter()
-        .flat_map(|p| &p.items)
-        .flatten()
-        .copied()
-        .take(1)
-        .collect()
 }
 
 /// Whether a claim asks for any static address, pool or Vip (I21).

@@ -33,7 +33,8 @@ pub use vpc::{
     PolicyRoute, StaticRoute, Vpc, VpcField, VpcPeering, VpcReferrer, VpcSpec, VpcStatus,
 };
 pub use workload::{
-    JobSpec, JobTemplate, ObjectMeta, OwnerReference, Pod, Replicas, WorkloadObject, WorkloadSpec,
+    JobSpec, JobTemplate, ObjectMeta, OwnerReference, Pod, PodSpec, PodStatus, Replicas,
+    WorkloadObject, WorkloadSpec,
 };
 
 use serde::Deserialize;

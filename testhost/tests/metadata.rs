@@ -203,7 +203,7 @@ fn deployment_manifests_stay_within_the_metadata() {
             if name == "kube-ovn-static-ip" {
                 // metadata.yml's, and Pod UPDATE: deployed only behind
                 // deploy/'s matchConditions, which send an update only when
-                // it changes an address annotation (I18).
+                // kube-ovn-controller may allocate after it (I18).
                 let mut expected = declared_rules.clone();
                 expected.insert(("".into(), "pods".into(), "UPDATE".into()));
                 assert_eq!(rules, expected, "{name}: the rules of metadata.yml");
@@ -212,7 +212,7 @@ fn deployment_manifests_stay_within_the_metadata() {
                     .map(|s| s.iter().filter_map(|c| c["name"].as_str()).collect())
                     .unwrap_or_default();
                 assert!(
-                    conditions.contains(&"pod-update-changes-addresses"),
+                    conditions.contains(&"pod-update-may-allocate"),
                     "{name}: Pod UPDATE without its matchCondition"
                 );
             } else {

@@ -523,7 +523,12 @@ fn undecodable_input_is_a_400_rejection_not_a_trap() {
 
 #[test]
 fn other_kinds_and_operations_are_accepted() {
-    let mut request = pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.15"}));
+    // A Pod UPDATE after which kube-ovn-controller allocates nothing (I18):
+    // decided with no lookup.
+    let mut request = pod(json!({
+        "ovn.kubernetes.io/ip_address": "10.16.0.15",
+        "ovn.kubernetes.io/allocated": "true"
+    }));
     request["operation"] = json!("UPDATE");
     let (verdict, calls) = validate(&request, cluster());
     assert!(verdict.accepted && calls.is_empty());

@@ -10,6 +10,7 @@
 //! NIC, if any, is checked as I7 checks it.
 
 use crate::admission::denial::Denial;
+use crate::checks::static_ip::landing;
 use crate::checks::static_ip::network::{Nic, annotation, provider_key};
 use crate::checks::static_ip::networks::{Entry, NadKind, nad_kind};
 use crate::k8s::cluster::Cluster;
@@ -25,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 /// attaches nothing).
 pub fn attached_nics<'a>(
     annotations: &'a BTreeMap<String, String>,
+    namespace: &str,
     annotated: Vec<Nic<'a>>,
     selections: Option<&[Entry]>,
     cluster: &dyn Cluster,
@@ -44,21 +46,27 @@ pub fn attached_nics<'a>(
             continue; // nothing to check: no lookup
         }
         let twice = counts.get(&entry.nad_key()).is_some_and(|n| *n > 1);
-        for nic in selection_nics(annotations, entry, twice, cluster, &mut providers)? {
+        for nic in selection_nics(
+            annotations,
+            namespace,
+            entry,
+            twice,
+            cluster,
+            &mut providers,
+        )? {
             nics.insert(nic.provider_name().to_string(), nic);
         }
     }
     Ok(nics.into_values().collect())
 }
 
-/// The Subnet of each provider (the first by name where several have it),
-/// indexed once per evaluation: a pod's selections, however many, cost one
-/// pass over the Subnets.
+/// The Subnets of each provider, by name, indexed once per evaluation: a
+/// pod's selections, however many, cost one pass over the Subnets.
 #[derive(Default)]
-struct Providers(Option<HashMap<String, String>>);
+struct Providers(Option<HashMap<String, Vec<String>>>);
 
 impl Providers {
-    fn subnet(&mut self, cluster: &dyn Cluster, provider: &str) -> Result<Option<String>, Denial> {
+    fn subnets(&mut self, cluster: &dyn Cluster, provider: &str) -> Result<Vec<String>, Denial> {
         if self.0.is_none() {
             self.0 = Some(by_provider(cluster.subnets()?));
         }
@@ -66,7 +74,8 @@ impl Providers {
             .0
             .as_ref()
             .and_then(|index| index.get(provider))
-            .cloned())
+            .cloned()
+            .unwrap_or_default())
     }
 }
 
@@ -93,6 +102,7 @@ pub fn has_static_address(annotations: &BTreeMap<String, String>, entry: &Entry)
 /// selected more than once.
 fn selection_nics<'a>(
     annotations: &'a BTreeMap<String, String>,
+    namespace: &str,
     entry: &Entry,
     twice: bool,
     cluster: &dyn Cluster,
@@ -126,43 +136,53 @@ fn selection_nics<'a>(
     };
     let mut nics = Vec::new();
     for (provider, form) in forms {
-        if let Some(subnet) =
-            provider_subnet(annotations, entry, &provider, form, cluster, providers)?
-            && let Some(nic) = nic_of(annotations, entry, provider, subnet)
-        {
+        let named = annotation(annotations, &provider_key(&provider, "logical_switch"));
+        let candidates = provider_subnets(entry, &provider, named, form, cluster, providers)?;
+        let Some(first) = candidates.first() else {
+            continue; // "provider %s is not bound to any subnet"
+        };
+        if let Some(mut nic) = nic_of(annotations, entry, provider, first.clone()) {
+            // I5: where the address lands; only the namespace's list beside
+            // the provider's Subnets where no `logical_switch` is named
+            // (`nsNets`, pod.go:2532).
+            let namespace = named.is_empty().then_some(namespace);
+            if candidates.len() > 1 || namespace.is_some() {
+                let landed = landing::attachment_landing(&candidates, &nic, namespace, cluster)?;
+                nic.logical_switch = Some(Cow::Owned(landed));
+            }
             nics.push(nic);
         }
     }
     Ok(nics)
 }
 
-/// The Subnet of a selection's provider, `None` where the controller finds
-/// none ("provider %s is not bound to any subnet").
-fn provider_subnet(
-    annotations: &BTreeMap<String, String>,
+/// The Subnets a selection's provider may start in, by name: none where the
+/// controller finds none ("provider %s is not bound to any subnet").
+fn provider_subnets(
     entry: &Entry,
     provider: &str,
+    named: &str,
     form: NadKind,
     cluster: &dyn Cluster,
     providers: &mut Providers,
-) -> Result<Option<String>, Denial> {
+) -> Result<Vec<String>, Denial> {
     match form {
-        // Its `logical_switch`, else the Subnet whose provider is the
-        // provider without the interface suffix (pod.go:2246-2274).
+        // Its `logical_switch`, else a Subnet whose provider is the
+        // provider without the interface suffix (pod.go:2246-2274): the
+        // first the controller's cache lists, so any of them.
+        NadKind::Ovn if !named.is_empty() => Ok(cluster
+            .subnet(named)?
+            .map(|s| vec![s.metadata.name.clone()])
+            .unwrap_or_default()),
         NadKind::Ovn => {
-            let named = annotation(annotations, &provider_key(provider, "logical_switch"));
-            if named.is_empty() {
-                let bare = provider
-                    .strip_suffix(&format!(".{}", entry.interface))
-                    .unwrap_or(provider);
-                providers.subnet(cluster, bare)
-            } else {
-                Ok(cluster.subnet(named)?.map(|s| s.metadata.name.clone()))
-            }
+            let bare = provider
+                .strip_suffix(&format!(".{}", entry.interface))
+                .unwrap_or(provider);
+            providers.subnets(cluster, bare)
         }
-        // `<nad>.<ns>`, in the Subnet of that provider; a `logical_switch`
-        // annotation is not read (pod.go:2314-2330).
-        NadKind::Ipam => providers.subnet(cluster, provider),
+        // `<nad>.<ns>`, in a Subnet of that provider; a `logical_switch`
+        // annotation does not choose it (pod.go:2314-2330).
+        NadKind::Ipam => providers.subnets(cluster, provider),
     }
 }
 
@@ -202,20 +222,18 @@ fn nic_of<'a>(
     ))
 }
 
-/// Each provider's Subnet: the first by name where several have it (the
-/// controller takes the first its cache lists).
-fn by_provider(subnets: &[Subnet]) -> HashMap<String, String> {
-    let mut index: HashMap<String, String> = HashMap::new();
+/// Each provider's Subnets, by name (the controller takes the first its
+/// cache lists, in no order the policy can know).
+fn by_provider(subnets: &[Subnet]) -> HashMap<String, Vec<String>> {
+    let mut index: HashMap<String, Vec<String>> = HashMap::new();
     for subnet in subnets {
-        let name = &subnet.metadata.name;
         index
             .entry(subnet.spec.provider.clone())
-            .and_modify(|first| {
-                if name < first {
-                    first.clone_from(name);
-                }
-            })
-            .or_insert_with(|| name.clone());
+            .or_default()
+            .push(subnet.metadata.name.clone());
+    }
+    for names in index.values_mut() {
+        names.sort_unstable();
     }
     index
 }
@@ -433,6 +451,7 @@ mod tests {
         let selections = entries(&annotations, "default");
         let found: Found = attached_nics(
             &annotations,
+            "default",
             attachments(&annotations),
             selections.as_deref(),
             &cluster(),
@@ -451,6 +470,43 @@ mod tests {
         assert_eq!(found, want);
     }
 
+    /// I5 for an attachment with no `logical_switch`: any Subnet of its
+    /// provider (the controller's cache order is no order), then the
+    /// namespace's list (`nsNets`, pod.go:2532, :3124), where the address
+    /// lands in the first whose CIDR holds it.
+    #[rstest]
+    #[case::the_provider_subnet_that_holds_it("172.19.0.5", "attach-y")]
+    #[case::the_first_by_name_where_several_do("172.17.0.11", "attach-net")]
+    #[case::the_namespace_subnet_where_none_of_the_provider_does("10.16.0.50", "ovn-default")]
+    #[case::the_first_provider_subnet_where_none_does("192.0.2.1", "attach-net")]
+    fn where_an_attachment_lands(#[case] address: &str, #[case] subnet_name: &str) {
+        let mut cluster = cluster();
+        cluster.subnets.push(subnet(
+            "attach-y",
+            json!({"cidrBlock": "172.19.0.0/24", "provider": "attachnet.default.ovn"}),
+        ));
+        cluster.namespaces.push(
+            from_value(json!({"metadata": {"name": "default", "annotations": {
+                "ovn.kubernetes.io/logical_switch": "ovn-default"}}}))
+            .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let annotations = annotations(&[(
+            "k8s.v1.cni.cncf.io/networks",
+            &format!(r#"[{{"name":"attachnet","ips":["{address}"]}}]"#),
+        )]);
+        let selections = entries(&annotations, "default");
+        let nics = attached_nics(
+            &annotations,
+            "default",
+            attachments(&annotations),
+            selections.as_deref(),
+            &cluster,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let landed: Vec<_> = nics.iter().map(|n| n.logical_switch.as_deref()).collect();
+        assert_eq!(landed, vec![Some(subnet_name)]);
+    }
+
     #[test]
     fn a_selection_without_static_address_costs_no_lookup() {
         let cluster = FakeCluster {
@@ -462,6 +518,7 @@ mod tests {
         assert_eq!(
             attached_nics(
                 &annotations,
+                "default",
                 attachments(&annotations),
                 selections.as_deref(),
                 &cluster

@@ -8,7 +8,8 @@
 //! the first whose range holds it. Where the namespace carries no list
 //! (kube-ovn-controller writes one on every namespace it has seen), a
 //! Subnet whose `spec.namespaces` lists it, else the default Subnet, else
-//! `ovn-default`.
+//! `ovn-default`. An attachment NIC with no `logical_switch`: its
+//! provider's Subnets, then the namespace's list ([`attachment_landing`]).
 
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation};
@@ -61,7 +62,65 @@ pub fn landing(
     if candidates.len() < 2 || addresses.is_empty() {
         return Ok(first);
     }
-    for name in candidates {
+    Ok(holding(candidates, addresses, cluster)?.unwrap_or(first))
+}
+
+/// The addresses that decide where a NIC lands: its `ip_address`, else the
+/// first address of its pool (the controller tries a pool's entries in
+/// order in each subnet, `acquireStaticAddressHelper`).
+pub fn lands_by(nic: &Nic<'_>) -> Vec<IpAddr> {
+    if !nic.ip_address.is_empty() {
+        return nic.items().iter().flatten().copied().collect();
+    }
+    nic.address_pool()
+        .into_iter()
+        .flat_map(|p| &p.items)
+        .flatten()
+        .copied()
+        .take(1)
+        .collect()
+}
+
+/// The subnet an attachment NIC with no `logical_switch` lands in
+/// (`acquireAddress`, pod.go:2526-2535, and `getNsAvailableSubnets`,
+/// :3124): the controller starts with a Subnet of its provider (the first
+/// its cache lists: any of them, so each is tried here, by name), then
+/// tries the subnets of the namespace's `logical_switch` list; the address
+/// lands in the first whose CIDR holds it. The namespace (`None`: the NIC
+/// names its `logical_switch`, and the controller tries no other) is read
+/// only when no Subnet of the provider holds it. Where none does, the
+/// provider's first Subnet (I6 names it).
+pub fn attachment_landing(
+    provider_subnets: &[String],
+    nic: &Nic<'_>,
+    namespace: Option<&str>,
+    cluster: &dyn Cluster,
+) -> Result<String, Denial> {
+    let first = provider_subnets.first().cloned().unwrap_or_default();
+    let addresses = lands_by(nic);
+    if addresses.is_empty() {
+        return Ok(first);
+    }
+    if let Some(found) = holding(provider_subnets, &addresses, cluster)? {
+        return Ok(found);
+    }
+    let listed = match namespace {
+        Some(namespace) => cluster
+            .namespace(namespace)?
+            .map(|ns| listed_subnets(&ns.metadata.annotations))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Ok(holding(&listed, &addresses, cluster)?.unwrap_or(first))
+}
+
+/// The first of `names` whose CIDR holds every one of `addresses`.
+fn holding(
+    names: &[String],
+    addresses: &[IpAddr],
+    cluster: &dyn Cluster,
+) -> Result<Option<String>, Denial> {
+    for name in names {
         let Some(subnet) = cluster.subnet(name)? else {
             continue;
         };
@@ -75,10 +134,20 @@ pub fn landing(
             .iter()
             .all(|a| blocks.iter().any(|b| b.net.contains(a)))
         {
-            return Ok(name.clone());
+            return Ok(Some(name.clone()));
         }
     }
-    Ok(first)
+    Ok(None)
+}
+
+/// A namespace's `ovn.kubernetes.io/logical_switch` list, empty names left
+/// out; not trimmed: the controller looks each name up as written.
+fn listed_subnets(annotations: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    annotation(annotations, LOGICAL_SWITCH)
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The IPPool an `ip_pool` names as `getPodDefaultSubnet` reads it
@@ -93,12 +162,7 @@ pub fn named_pool(ip_pool: &str) -> Option<&str> {
 /// (the first by name), else the default Subnet, else `ovn-default`.
 fn namespace_subnets(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
     if let Some(ns) = cluster.namespace(claim.namespace)? {
-        // Not trimmed: the controller looks each name up as written.
-        let listed: Vec<String> = annotation(&ns.metadata.annotations, LOGICAL_SWITCH)
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect();
+        let listed = listed_subnets(&ns.metadata.annotations);
         if !listed.is_empty() {
             return Ok(listed);
         }

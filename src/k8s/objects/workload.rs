@@ -13,6 +13,9 @@ pub struct ObjectMeta {
     pub namespace: String,
     pub annotations: BTreeMap<String, String>,
     pub owner_references: Vec<OwnerReference>,
+    /// Set once the pod is being deleted (any value; `null` is unset, as
+    /// Go's `*metav1.Time` reads it).
+    pub deletion_timestamp: Option<serde_json::Value>,
 }
 
 /// An `ownerReferences` entry.
@@ -30,6 +33,25 @@ pub struct OwnerReference {
 #[serde(default)]
 pub struct Pod {
     pub metadata: ObjectMeta,
+    pub spec: PodSpec,
+    pub status: PodStatus,
+}
+
+/// What kube-ovn-controller reads of a pod's spec to tell whether it is
+/// alive (`isPodStatusPhaseAlive`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodSpec {
+    pub restart_policy: String,
+}
+
+/// What kube-ovn-controller reads of a pod's status to tell whether it is
+/// alive (`isPodStatusPhaseAlive`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct PodStatus {
+    pub phase: String,
+    pub reason: String,
 }
 
 /// A workload: its metadata and where its pod template is.

@@ -1,22 +1,63 @@
 //! IP admission: kube-ovn-webhook's `IPCreateHook` and `IPUpdateHook` for the
 //! `kubeovn.io/v1` IP objects themselves. Every failure is `Errored(400)`.
+//! Beyond upstream, an IP object whose `ovn.kubernetes.io/subnet` label
+//! names another subnet than its `spec.subnet` is refused: the static-IP
+//! policy reads a subnet's holders by that label (I15's bounded lookups),
+//! and only a hand-written object can disagree with itself.
 
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
 use crate::checks::subnet_address::{self, Addresses};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Ip;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The label kube-ovn-controller gives an IP object: its subnet's name.
+pub const SUBNET_LABEL: &str = "ovn.kubernetes.io/subnet";
 
 /// Admits an IP CREATE or UPDATE.
 pub fn admit(request: &Request<'_>, cluster: &dyn Cluster) -> Result<(), Denial> {
-    match request.operation {
-        Operation::Create => validate_create(&request.object()?, cluster),
+    let ip: Ip = match request.operation {
+        Operation::Create => {
+            let ip = request.object()?;
+            validate_create(&ip, cluster)?;
+            ip
+        }
         Operation::Update => {
             // Upstream decodes the old object first.
             let old = request.old_object()?;
-            validate_update(&request.object()?, &old, cluster)
+            let ip = request.object()?;
+            validate_update(&ip, &old, cluster)?;
+            ip
         }
-        Operation::Delete | Operation::Other => Ok(()),
+        Operation::Delete | Operation::Other => return Ok(()),
+    };
+    let labelled: Labelled = request.object()?;
+    check_subnet_label(&ip, &labelled.metadata.labels)
+}
+
+/// An object's labels, read apart from [`Ip`], which every lookup decodes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Labelled {
+    metadata: Labels,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Labels {
+    labels: BTreeMap<String, String>,
+}
+
+/// The subnet label, where set, names `spec.subnet` (400 otherwise).
+fn check_subnet_label(ip: &Ip, labels: &BTreeMap<String, String>) -> Result<(), Denial> {
+    match labels.get(SUBNET_LABEL) {
+        Some(label) if *label != ip.spec.subnet => Err(Denial::bad_request(format!(
+            "ip {} label {SUBNET_LABEL}={label} differs from its spec.subnet {}",
+            ip.metadata.name, ip.spec.subnet
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -74,6 +115,26 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 mod tests {
     use super::*;
     use crate::k8s::fake::{FakeCluster, ip, subnet};
+
+    #[rstest]
+    #[case::same(Some("v6"), Ok(()))]
+    #[case::absent(None, Ok(()))]
+    #[case::another(
+        Some("v4"),
+        Err("ip a.default label ovn.kubernetes.io/subnet=v4 differs from its spec.subnet v6")
+    )]
+    fn the_subnet_label_names_spec_subnet(
+        #[case] label: Option<&str>,
+        #[case] want: Result<(), &str>,
+    ) {
+        let object = ip("a.default", json!({"subnet": "v6"}));
+        let labels: BTreeMap<String, String> = label
+            .map(|l| (SUBNET_LABEL.to_string(), l.to_string()))
+            .into_iter()
+            .collect();
+        let got = check_subnet_label(&object, &labels).map_err(|d| d.message);
+        assert_eq!(got, want.map_err(str::to_string));
+    }
     use rstest::rstest;
     use serde_json::{Value, json};
 

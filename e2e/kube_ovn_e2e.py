@@ -32,7 +32,10 @@ Tests, each with exact expectations:
   IPPool with and without namespaces, deletes,
   attachments hot-plugged into running pods by a Pod UPDATE, StatefulSet
   pods by ordinal and their restarts, a KubeVirt launcher pod, its
-  migration targets, and pods writing the migration annotation themselves),
+  migration targets, and pods writing the migration annotation themselves;
+  issue 45's updates of live pods: an allocated mark dropped with the
+  address changed, the migration key added on update, a NAD's entry
+  duplicated, renaming its provider; pods naming another namespace's Vip),
   each asked of
   deploy/'s webhooks as a dry run (the policy's decision), then made for
   real as kube-ovn-controller's ServiceAccount, which deploy/ exempts, and
@@ -353,7 +356,8 @@ class KubeOvnSuite(ClusterSuite):
         sts_pods, vm_live = set(), False
         for step in range(self.args.steps):
             action = rng.choice(["static", "static", "pool", "attach", "reserved", "named-pool", "delete", "hotplug",
-                                 "sts", "sts-restart", "vm", "migrate", "fake-migrate"])
+                                 "sts", "sts-restart", "vm", "migrate", "fake-migrate",
+                                 "drop-mark", "migrate-update", "dup-entry", "vip"])
             ns = rng.choice(["default", SEQ_TEAM])
             name = f"seq-{step}"
             if action in ("sts", "sts-restart", "vm", "migrate", "fake-migrate"):
@@ -425,6 +429,37 @@ class KubeOvnSuite(ClusterSuite):
                 what = f"{action} {pod_ns}/{pod_name} {address}"
                 provider = ATTACH_PROVIDER
                 name, ns = pod_name, pod_ns
+            elif action in ("drop-mark", "migrate-update", "dup-entry"):
+                # I18: an update of a live pod after which the controller allocates again.
+                attached = action != "drop-mark"
+                candidates = [p for p in live if p[2] == attached and p[3]]
+                if not candidates:
+                    continue
+                i = live.index(rng.choice(candidates))
+                ns, name, _, _ = live[i]
+                patch, provider, what_changed = self.update_step(action, step, rng)
+                path = f"/api/v1/namespaces/{ns}/pods/{name}"
+                before = set(self.events_of(ns, name))
+                allocations = self.allocation_count(ns, name)
+                dry = outcome(*self.api.request("PATCH", path, patch, params={"dryRun": "All"},
+                                                 content_type="application/merge-patch+json"))
+                real = outcome(*self.api.request("PATCH", path, patch, user=KUBE_OVN_SA,
+                                                  content_type="application/merge-patch+json"))
+                live[i] = (ns, name, attached, False)  # not chosen again: its NICs are in flux
+                what = f"{action} {ns}/{name} {what_changed}"
+                if not real["allowed"]:
+                    unexplained.append(f"{what}: the API server refused it for the controller: {real['raw']}")
+                    continue
+                result = self.controller_outcome(ns, name, provider, before=before,
+                                                 allocations=allocations if action == "migrate-update" else None)
+                verdict, why = judge(dry, result, update_primary=action == "drop-mark")
+                tally[verdict] = tally.get(verdict, 0) + 1
+                line = (f"{what}: policy {'admits' if dry['allowed'] else 'refuses: ' + str(dry['message'])}; "
+                        f"controller {result['outcome']} {result.get('address') or result.get('event') or ''}")
+                self.notes.append(f"sequences: {line}" + (f" [{why}]" if why else ""))
+                if verdict == "unexplained":
+                    unexplained.append(line)
+                continue
             elif action == "delete":
                 continue
             else:
@@ -494,10 +529,14 @@ class KubeOvnSuite(ClusterSuite):
              "spec": {"subnet": DEFAULT_SUBNET, "ips": ["10.16.3.10..10.16.3.12"], "namespaces": ["team-x"]}},
             {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-open"},
              "spec": {"subnet": DEFAULT_SUBNET, "ips": ["10.16.6.10..10.16.6.13"]}},
+            {"apiVersion": "kubeovn.io/v1", "kind": "IPPool", "metadata": {"name": "pool-ra"},
+             "spec": {"subnet": "attach-net", "ips": ["172.17.0.40..172.17.0.42"], "namespaces": ["team-x"]}},
+            {"apiVersion": "kubeovn.io/v1", "kind": "Vip", "metadata": {"name": "vip-x"},
+             "spec": {"namespace": "team-x", "subnet": DEFAULT_SUBNET, "v4ip": "10.16.7.10"}},
         ):
             api_version = obj["apiVersion"]
             plural = {"Subnet": "subnets", "NetworkAttachmentDefinition": "network-attachment-definitions",
-                      "IPPool": "ippools"}[obj["kind"]]
+                      "IPPool": "ippools", "Vip": "vips"}[obj["kind"]]
             ns = obj["metadata"].get("namespace")
             path = f"/apis/{api_version}/" + (f"namespaces/{ns}/" if ns else "") + plural
             code, body, _ = self.api.request("POST", path, obj)
@@ -545,21 +584,59 @@ class KubeOvnSuite(ClusterSuite):
                                            "ips": [f"172.17.0.{rng.randrange(10, 14)}"]}])}
         if action == "named-pool":  # an IPPool by name: one for everyone, one reserved for team-x
             return {"ovn.kubernetes.io/ip_pool": rng.choice(["pool-open", "pool-r"])}
+        if action == "vip":  # a Vip meant for team-x (I21)
+            return {"ovn.kubernetes.io/vip": "vip-x"}
         return {IP_ADDRESS: f"10.16.3.{rng.randrange(10, 13)}"}  # reserved for team-x (I19)
 
-    def controller_outcome(self, ns, name, provider, wait=4.0, before=()):
+    def update_step(self, action, step, rng):
+        """The merge patch of an I18 step, the provider whose outcome is read, and what it changes:
+        drop-mark re-addresses the primary NIC (a free, held or reserved address) and drops its
+        allocated mark; migrate-update adds the migration key and re-addresses the attachment;
+        dup-entry selects attachnet twice, renaming the first entry's provider (pod.go:2237), its
+        per-interface address possibly reserved for team-x."""
+        if action == "drop-mark":
+            address = rng.choice([f"10.16.2.{10 + i}" for i in range(6)] + [f"10.16.3.{10 + i}" for i in range(3)])
+            return ({"metadata": {"annotations": {IP_ADDRESS: address, ALLOCATED: None}}}, "ovn",
+                    f"ip_address {address}, allocated mark dropped")
+        if action == "migrate-update":
+            address = f"172.17.0.{rng.randrange(10, 14)}"
+            networks = json.dumps([{"name": "attachnet", "namespace": "default", "ips": [address]}])
+            return ({"metadata": {"annotations": {MIGRATION_JOB: f"job-{step}", NETWORKS: networks}}},
+                    ATTACH_PROVIDER, f"migration key, attachment at {address}")
+        address = rng.choice(["172.17.0.40", "172.17.0.41", f"172.17.0.{rng.randrange(10, 14)}"])
+        networks = json.dumps([{"name": "attachnet", "namespace": "default", "interface": "net1"},
+                               {"name": "attachnet", "namespace": "default", "interface": "net2"}])
+        return ({"metadata": {"annotations": {NETWORKS: networks,
+                                              "attachnet.default.kubernetes.io/ip_address.net1": address}}},
+                f"{ATTACH_PROVIDER}.net1", f"attachnet twice, net1 at {address}")
+
+    def allocation_count(self, ns, name):
+        """How many times the controller allocated the pod: its PodNetworkAllocated events (pod.go:583),
+        counted by the recorder."""
+        code, body, _ = self.api.request("GET", f"/api/v1/namespaces/{ns}/events",
+                                         params={"fieldSelector": f"involvedObject.name={name},"
+                                                                  "reason=PodNetworkAllocated"})
+        return sum(e.get("count") or 1 for e in (body or {}).get("items", [])) if code == 200 else 0
+
+    def controller_outcome(self, ns, name, provider, wait=4.0, before=(), allocations=None):
         """allocated (its address, and whether any address of the cluster now has two holders),
-        refused (a Warning event of the controller's, not among `before`) or waiting."""
+        refused (a Warning event of the controller's, not among `before`) or waiting. `allocations`:
+        the pod's allocations before an update that keeps its allocated mark (the migration key):
+        allocated once the controller allocated again."""
         allocated_key = f"{provider}.kubernetes.io/allocated"
         deadline = time.monotonic() + wait
         while True:
             code, pod, _ = self.api.request("GET", f"/api/v1/namespaces/{ns}/pods/{name}")
             annotations = (pod or {}).get("metadata", {}).get("annotations", {}) if code == 200 else {}
-            if annotations.get(allocated_key) == "true":
+            again = allocations is None or self.allocation_count(ns, name) > allocations
+            if annotations.get(allocated_key) == "true" and again:
                 address = annotations.get(f"{provider}.kubernetes.io/ip_address")
                 subnet = annotations.get(f"{provider}.kubernetes.io/logical_switch", "")
                 self.wait_record(subnet, address)
-                return {"outcome": "double" if self.second_holders() else "allocated", "address": address}
+                # Only the pod's own address: an earlier step made as the exempt ServiceAccount
+                # despite a refusal may have left another address with two holders.
+                doubled = (subnet, (address or "").split(",")[0]) in self.second_holders()
+                return {"outcome": "double" if doubled else "allocated", "address": address}
             events = [e for e in self.events_of(ns, name) if e.startswith(REFUSALS) and e not in before]
             if events or time.monotonic() > deadline:
                 return {"outcome": "refused", "event": events[-1]} if events else {"outcome": "waiting"}
@@ -689,14 +766,17 @@ class KubeOvnSuite(ClusterSuite):
         return found
 
 
-def judge(policy, controller, named_pool=False):
+def judge(policy, controller, named_pool=False, update_primary=False):
     """("agree" | "documented" | "unexplained", why) for the policy's decision against the controller's outcome.
 
     Documented (docs/differences.md, docs/fidelity.md): an address of an IPPool reserved for
     other namespaces, which the controller hands out all the same (I19); an `ip_pool` entry
     held by another pod refused as upstream refuses it although another entry is free (I3, I4);
     an IPPool named by a pod is only looked for, as upstream does, so a pool with no free
-    address left is admitted and the controller answers NoAvailableAddress.
+    address left is admitted and the controller answers NoAvailableAddress; a Vip meant for
+    another namespace, which the controller gives all the same (I21); on a Pod UPDATE, the
+    primary NIC's address conflicts left to the controller's IPAM, which refuses them itself
+    (I18, public case 018).
     """
     allocated = controller["outcome"] == "allocated"
     if policy["allowed"]:
@@ -704,10 +784,14 @@ def judge(policy, controller, named_pool=False):
             return "agree", ""
         if named_pool and "NoAvailableAddress" in controller.get("event", ""):
             return "documented", "a named IPPool's free addresses are not counted (upstream's rule)"
+        if update_primary and "AddressConflict" in controller.get("event", ""):
+            return "documented", "I18: the primary NIC's conflicts on UPDATE are the IPAM's, which refuses them"
         return "unexplained", ""
     if not allocated:
         return "agree", ""
     message = policy["message"] or ""
+    if message.startswith("vip "):
+        return "documented", "I21"
     if " is reserved " in message:
         return "documented", "I19"
     if message.startswith("annotation static-ip ") and controller.get("address"):

@@ -23,7 +23,7 @@
 ##
 ## Static checks
 ##   fmt, lint                    rustfmt; the layer rule and docs/architecture.md's table,
-##                                provenance, clippy native and wasm
+##                                provenance, the install text's grant, clippy native and wasm
 ##   lint-workflows               actionlint on .github/workflows
 ##   validate-deploy              deploy/ against Kubewarden 1.37's schemas and the lookups
 ##   shipped-paths                no build path in a tracked file or policy.wasm; README links absolute
@@ -153,6 +153,8 @@ lint:
 	python3 scripts/check-layers.py
 	python3 scripts/check-provenance.py --self-test
 	python3 scripts/check-provenance.py
+	python3 scripts/check-install-text.py --self-test
+	python3 scripts/check-install-text.py
 	$(CARGO) clippy $(CARGO_FLAGS) $(HOST_PROFILE) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 

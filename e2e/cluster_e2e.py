@@ -37,7 +37,8 @@ Tests, each with exact expectations:
   latency (e2e/harness/adversary.py);
 - scaffold: the manifest Artifact Hub's install text makes (e2e/harness/scaffold.py)
   on the PolicyServer `default`'s permissions, without and with
-  --allow-context-aware (last: it removes deploy/'s webhooks).
+  --allow-context-aware, then with the text's own grant applied as written
+  (last: it removes deploy/'s webhooks).
 The last line is `N passed, N failed`.
 """
 
@@ -520,7 +521,10 @@ class Suite(ClusterSuite):
             self.apply(obj)
         kubeconfig = self.folder / "scaffold.kubeconfig"
         self.cp.service_account_kubeconfig(NAMESPACE, scaffold.SERVICE_ACCOUNT, kubeconfig)
-        for n, (variant, flags) in enumerate(scaffold.VARIANTS):
+        for n, (variant, flags, granted) in enumerate(scaffold.VARIANTS):
+            if granted:
+                for obj in scaffold.install_text_grant():
+                    self.apply(obj)
             policy = scaffold.scaffolded(self, variant, flags, self.args.module, self.args.kwctl)
             folder = self.folder / f"scaffold-{n}"
             folder.mkdir()
@@ -535,7 +539,7 @@ class Suite(ClusterSuite):
                 groups = sorted({g for r in rules for g in r["apiGroups"]})
                 self.check(f"scaffold {variant}: its webhook names no Kube-OVN kind",
                            "kubeovn.io" not in groups and bool(rules), f"apiGroups {groups}")
-                scaffold.check_requests(self, variant, n, context_aware=bool(flags))
+                scaffold.check_requests(self, variant, n, context_aware=bool(flags), granted=granted)
             finally:
                 server.stop()
                 self.kubectl("delete", "validatingwebhookconfiguration", policy_id(policy))

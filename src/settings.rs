@@ -8,7 +8,7 @@ use serde::Deserialize;
 /// The default for `defaultVpc`: Kube-OVN's default VPC.
 pub const DEFAULT_VPC: &str = "ovn-cluster";
 
-/// The default for `maxNetworksPerPod` (CONTRACT §4): far above what a
+/// The default for `maxNetworksPerPod` (docs/lookups.md): far above what a
 /// real pod attaches, low enough that no request's NICs can hold a
 /// policy-server worker.
 pub const DEFAULT_MAX_NETWORKS_PER_POD: u64 = 64;

@@ -17,7 +17,7 @@
 //!
 //! The same reasoning finds one object by name in a kind-wide list
 //! ([`item_named`]): a name taken from a request is resolved against such a
-//! list before any lookup narrowed to it (CONTRACT §4), and that list is
+//! list before any lookup narrowed to it (docs/lookups.md), and that list is
 //! read on every such decision, so it is searched, not decoded.
 
 use crate::upstream::kubeovn_util::parse_item;

@@ -42,7 +42,7 @@ pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
 type Reserving<'c> = Rc<Vec<(&'c IpPool, RangeList)>>;
 
 /// The checks of one claim. Whatever a check reads is read and parsed once
-/// per evaluation, however many NICs ask for it (CONTRACT §4): the IP
+/// per evaluation, however many NICs ask for it (docs/lookups.md): the IP
 /// objects of each subnet (indexed by address), each subnet's record of
 /// what is in use (I15), the pod's own IP object of each NIC, and the
 /// IPPools reserving addresses of each subnet (I19).
@@ -175,7 +175,7 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// kube-ovn-controller names it `<pod>.<namespace>`, with `.<provider>`
     /// for an attachment (`ovs.PodNameToPortName`, the pod or VM name as
     /// upstream compares it). A workload has none.
-    /// Looked up once per name (CONTRACT §4: one GET per distinct name),
+    /// Looked up once per name (docs/lookups.md: one GET per distinct name),
     /// and for [`OWN_IP_GETS`] names at most.
     fn own_ip(&self, nic: &Nic<'_>, subnet: &str) -> Option<Rc<Ip>> {
         let Subject::Pod { .. } = self.claim.subject else {
@@ -190,7 +190,7 @@ impl<'r, 'c> Checker<'r, 'c> {
             Some(ip) => ip,
             // Past a few GETs, the subnet's IP list (one watch cache) answers
             // the same question for every NIC at once: no request makes more
-            // than OWN_IP_GETS API requests (CONTRACT §4).
+            // than OWN_IP_GETS API requests (docs/lookups.md).
             None if self.own_ips.borrow().len() >= OWN_IP_GETS => return None,
             None => {
                 let ip = self.cluster.ip(&name).ok().flatten().map(Rc::new);

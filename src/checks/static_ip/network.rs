@@ -53,7 +53,7 @@ pub struct Nic<'a> {
     /// annotation, I7) or was found (I17).
     pub logical_switch: Option<Cow<'a, str>>,
     /// `ip_address` and `ip_pool` as parsed, once per evaluation whatever
-    /// the number of checks that read them (CONTRACT §4).
+    /// the number of checks that read them (docs/lookups.md).
     pub parsed: Parsed,
 }
 

@@ -88,7 +88,7 @@ pub fn entries(annotations: &BTreeMap<String, String>, namespace: &str) -> Optio
 }
 
 /// A pod's network selections read once per evaluation: what every check
-/// of them needs, from one decoding of each annotation (CONTRACT §4).
+/// of them needs, from one decoding of each annotation (docs/lookups.md).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Selections<'a> {
     /// Every selection, as [`entries`] gives them; `None` where an
@@ -166,7 +166,7 @@ pub fn null_selection(annotations: &BTreeMap<String, String>) -> Option<(&'stati
     })
 }
 
-/// CONTRACT §5: the first of the two annotations that
+/// docs/differences.md, §5: the first of the two annotations that
 /// `nadutils.ParseNetworkAnnotation` refuses (JSON Go cannot decode into
 /// `[]*NetworkSelectionElement`, a text item that is no DNS-1123 label),
 /// for a 400 naming it: the controller would never give the pod its

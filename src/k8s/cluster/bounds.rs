@@ -1,4 +1,4 @@
-//! The bounds of every lookup (CONTRACT §4): the fields each one reads
+//! The bounds of every lookup (docs/lookups.md): the fields each one reads
 //! (one set of field masks per kind, so the policy-server keeps one watch
 //! cache for it), the label selectors built from a request, and which names
 //! may stay in the policy-server's cache of GETs.

@@ -54,7 +54,7 @@ const SCANS_BEFORE_A_SET: usize = 8;
 
 /// An IP list answer read once per evaluation, and the IP CRs in it that
 /// hold one of the addresses asked about, by `spec.subnet`: however many
-/// subnets a request names, the list is scanned once (CONTRACT §4).
+/// subnets a request names, the list is scanned once (docs/lookups.md).
 struct Holders {
     raw: Vec<u8>,
     /// The addresses `by_subnet` was built for (the checks ask with one set).
@@ -198,7 +198,7 @@ impl<H: Host> HostCluster<H> {
     /// The JSON text of an object of a cluster-scoped kind by a name taken
     /// from a request, found in a list of every object of the kind
     /// ([`Self::kind_wide`]): nothing is ever narrowed to a name that may
-    /// not exist (CONTRACT §4, bounded by what exists). A name that is not a
+    /// not exist (docs/lookups.md, bounded by what exists). A name that is not a
     /// valid object name cannot exist and is not looked for.
     fn named<'s>(
         &self,
@@ -249,7 +249,7 @@ impl<H: Host> HostCluster<H> {
         }
         // A few names are looked for in the Vpcs' lists as they are; past
         // that, every listed name goes into a set once (a request naming
-        // thousands of subnets costs one pass, CONTRACT §4).
+        // thousands of subnets costs one pass, docs/lookups.md).
         let asked = self.subnet_names_asked.get() + 1;
         self.subnet_names_asked.set(asked);
         let listed = if asked <= SCANS_BEFORE_A_SET {
@@ -396,7 +396,7 @@ impl<H: Host> HostCluster<H> {
             // asked for (Kubewarden 1.37, adm-controller#1950): only the
             // fixed names (Service `default/kubernetes`, the NAT ConfigMaps)
             // may enter it. A name taken from a request, or one per pod,
-            // is fetched afresh each time (CONTRACT §4).
+            // is fetched afresh each time (docs/lookups.md).
             disable_cache: !is_fixed_name(kind),
             field_masks: masks(field_masks),
         };

@@ -69,8 +69,8 @@ impl std::fmt::Display for LookupError {
 
 /// The addresses a request claims, sorted and without repeats, built once
 /// per evaluation and shared: a lookup that keeps what it found for them
-/// knows them again by identity, not by comparing every address (CONTRACT
-/// §4: no work of NICs × addresses).
+/// knows them again by identity, not by comparing every address
+/// (docs/lookups.md: no work of NICs × addresses).
 #[derive(Clone, Debug)]
 pub struct AddressSet(Rc<[IpAddr]>);
 

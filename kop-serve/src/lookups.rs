@@ -22,7 +22,9 @@
 //!   cached.rs:171-176), so a failed GET (a 404 included) is never kept.
 //!   1.37's `#[cached(ttl = 5, ...)]` (`cached` 2.0 `TtlCache`) does the same:
 //!   every distinct key stays in memory for the process's life
-//!   (kubewarden/adm-controller#1950, fixed for 1.38). `disable_cache`
+//!   (kubewarden/adm-controller#1950). 1.38 (1.38.0-rc.1, #1952) evicts
+//!   each entry after its 5 s; kop-serve keeps 1.36's and 1.37's
+//!   behaviour, the releases users run. `disable_cache`
 //!   calls `get_resource` itself (callback_handler.rs:263-291): it neither
 //!   reads nor writes the cache.
 

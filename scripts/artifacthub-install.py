@@ -9,6 +9,10 @@ needs permissions the `default` PolicyServer lacks (docs/artifacthub-install.md
 says which, and what is supported instead). `make artifacthub-pkg.yml` runs
 this right after kwctl; testhost/tests/metadata.rs checks the result.
 `{image}` in the text becomes the package's image (`containersImages[0]`).
+
+kwctl's template also recommends the kubewarden-controller chart, deprecated
+since Kubewarden 1.37 for admission-controller (the chart the README
+installs): the recommendation is pointed at that one.
 """
 
 import sys
@@ -16,6 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = ROOT / "docs" / "artifacthub-install.md"
+DEPRECATED_CHART = "https://artifacthub.io/packages/helm/kubewarden/kubewarden-controller"
+CHART = "https://artifacthub.io/packages/helm/kubewarden/admission-controller"
 
 
 def main(path):
@@ -26,7 +32,7 @@ def main(path):
                len(lines))
     text = TEXT.read_text().replace("{image}", image)
     block = ["install: |\n"] + [f"  {l}" if l.strip() else "\n" for l in text.splitlines(keepends=True)]
-    Path(path).write_text("".join(lines[:start] + block + lines[end:]))
+    Path(path).write_text("".join(lines[:start] + block + lines[end:]).replace(DEPRECATED_CHART, CHART))
 
 
 if __name__ == "__main__":

@@ -467,6 +467,7 @@ class Suite(ClusterSuite):
         got = [d for d in yaml.safe_load_all(built.stdout) if d] if built.returncode == 0 else None
         self.check("overlay: kubectl kustomize deploy/ gives exactly the objects of its three files, in order",
                    got == files, built.stderr.strip() or f"{len(got or [])} objects")
+        self.own_module(files)
         self.kubectl("create", "namespace", OVERLAY_NAMESPACE)
         applied = self.apply_deploy(ROOT / "overlays" / OVERLAY_NAMESPACE)
         self.check(f"overlay: kubectl apply -k overlays/{OVERLAY_NAMESPACE} accepted", applied.returncode == 0,
@@ -496,6 +497,32 @@ class Suite(ClusterSuite):
             self.server.kubeconfig = kubeconfig
             self.server.restart()
             self.wait_for_webhooks()
+
+    def own_module(self, files):
+        """deploy/module.yaml's module in both policies, patched by an overlay as its header says:
+        a component before deploy/set-module; nothing else of deploy/ changes."""
+        mine = "registry://registry.example.com:5000/mine/kube-ovn-policy:v0.1.0-dev"
+        overlay = self.folder / "module-overlay"
+        (overlay / "module").mkdir(parents=True, exist_ok=True)
+        (overlay / "module" / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+            "patches": [{"target": {"kind": "ConfigMap", "name": "kube-ovn-policy-module"},
+                         "patch": yaml.safe_dump([{"op": "replace", "path": "/data/module", "value": mine}])}]}))
+        deploy = os.path.relpath(DEPLOY, overlay)
+        (overlay / "kustomization.yaml").write_text(yaml.safe_dump({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [deploy], "components": ["module", f"{deploy}/set-module"],
+            "sortOptions": {"order": "fifo"}}))
+        built = self.kubectl("kustomize", str(overlay))
+        got = [d for d in yaml.safe_load_all(built.stdout) if d] if built.returncode == 0 else []
+        want = copy.deepcopy(files)
+        for obj in want:
+            if obj["kind"] == "ClusterAdmissionPolicy":
+                obj["spec"]["module"] = mine
+        self.check("overlay: a module of one's own, patched into deploy/module.yaml's ConfigMap, is the module of "
+                   "both ClusterAdmissionPolicies and nothing else changes",
+                   got == want and sum(o["kind"] == "ClusterAdmissionPolicy" for o in got) == 2,
+                   built.stderr.strip() or f"{len(got)} objects")
 
     def test_guard(self):
         """deploy/policy-server.yaml's ValidatingAdmissionPolicy: no namespaced policy on kube-ovn (e2e/harness/guard.py)."""

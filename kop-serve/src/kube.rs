@@ -396,7 +396,7 @@ fn from_kubeconfig() -> Result<Settings, String> {
             continue;
         };
         found = true;
-        let config: Kubeconfig = serde_yaml::from_str(&text)
+        let config: Kubeconfig = yaml_serde::from_str(&text)
             .map_err(|e| format!("failed to parse kubeconfig {}: {e}", file.display()))?;
         let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
         if merged.current_context.is_none() {

@@ -76,7 +76,7 @@ pub enum PolicyOrPolicyGroup {
 pub fn load(path: &Path) -> Result<HashMap<String, PolicyOrPolicyGroup>, String> {
     let read = || -> Result<HashMap<String, PolicyOrPolicyGroup>, String> {
         let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        serde_yaml::from_reader(file).map_err(|e| e.to_string())
+        yaml_serde::from_reader(file).map_err(|e| e.to_string())
     };
     let policies =
         read().map_err(|e| format!("error while loading policies from {path:?}: {e}"))?;

@@ -218,7 +218,7 @@ impl E2eCase {
     /// Runs the case as `kwctl run` with a replay session would.
     pub fn run(&self, policy: &Policy) -> Result<Outcome, BoxError> {
         let settings: Value = match &self.settings {
-            Some(path) => serde_yaml::from_str(
+            Some(path) => yaml_serde::from_str(
                 &std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
             )?,

@@ -137,12 +137,12 @@ pub fn exchanges(path: &Path) -> Result<Vec<(CallbackRequest, Response)>, BoxErr
 
 /// A session's YAML text as exchanges, each request parsed.
 fn parse_exchanges(text: &str) -> Result<Vec<(CallbackRequest, Response)>, BoxError> {
-    let exchanges: Option<Vec<Exchange>> = serde_yaml::from_str(text)?;
+    let exchanges: Option<Vec<Exchange>> = yaml_serde::from_str(text)?;
     exchanges
         .unwrap_or_default()
         .into_iter()
         .map(|Exchange::Exchange { request, response }| {
-            Ok((serde_yaml::from_str(&request)?, response))
+            Ok((yaml_serde::from_str(&request)?, response))
         })
         .collect()
 }
@@ -228,12 +228,12 @@ pub fn record(path: &Path, exchanges: &[(CallbackRequest, Response)]) -> Result<
         .iter()
         .map(|(request, response)| {
             Ok(Exchange::Exchange {
-                request: serde_yaml::to_string(request)?,
+                request: yaml_serde::to_string(request)?,
                 response: response.clone(),
             })
         })
         .collect::<Result<Vec<_>, BoxError>>()?;
-    std::fs::write(path, serde_yaml::to_string(&exchanges)?)
+    std::fs::write(path, yaml_serde::to_string(&exchanges)?)
         .map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }
 

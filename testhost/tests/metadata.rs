@@ -17,12 +17,12 @@ fn workspace() -> PathBuf {
 
 fn yaml(path: &str) -> Value {
     let text = std::fs::read_to_string(workspace().join(path)).expect(path);
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+    yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn yaml_documents(path: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(workspace().join(path)).expect(path);
-    serde_yaml::Deserializer::from_str(&text)
+    yaml_serde::Deserializer::from_str(&text)
         .map(|doc| serde::Deserialize::deserialize(doc).unwrap_or_else(|e| panic!("{path}: {e}")))
         .filter(|doc: &Value| !doc.is_null())
         .collect()
@@ -149,7 +149,7 @@ fn artifacthub_package_agrees_with_metadata() {
         annotation("io.artifacthub.resources")
     );
     let embedded = |key: &str| -> Value {
-        serde_yaml::from_str(annotations[key].as_str().unwrap_or_default())
+        yaml_serde::from_str(annotations[key].as_str().unwrap_or_default())
             .unwrap_or_else(|e| panic!("{key}: {e}"))
     };
     assert_eq!(embedded("kubewarden/rules"), metadata()["rules"]);

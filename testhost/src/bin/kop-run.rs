@@ -117,7 +117,7 @@ fn run(options: &Options) -> Result<Result<Value, String>, BoxError> {
     }
     let settings: Value = match (&options.settings_json, &options.settings_path) {
         (Some(text), _) => serde_json::from_str(text)?,
-        (None, Some(path)) => serde_yaml::from_str(
+        (None, Some(path)) => yaml_serde::from_str(
             &std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
         )?,

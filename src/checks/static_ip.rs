@@ -36,13 +36,12 @@ use attached::{attached_nics, has_static_address};
 use conflicts::Checker;
 use in_subnet::check_in_subnet;
 use lifecycle::Allocating;
-use network::IP_POOL;
 use network::{Nic, OVN_PROVIDER, annotation, attachments, primary};
 use networks::{Entry, NadLoad, Selections};
 use owner::{
     Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
 };
-use pools::{Pool, is_address_pool};
+use pools::is_address_pool;
 use std::collections::{BTreeMap, HashSet};
 
 /// The annotation that marks a KubeVirt live-migration target pod: upstream
@@ -107,7 +106,7 @@ pub fn admit_pod(
             vm,
         },
     };
-    validate_nics(&claim, &selections, settings, cluster, &scope)
+    validate_nics(&claim, &selections, settings, cluster, &scope, 0).map(drop)
 }
 
 /// The annotations that make a pod's network selections.
@@ -275,27 +274,33 @@ pub fn admit_workload(
             name: name.to_string(),
         }),
     };
-    validate_nics(&claim, &selections, settings, cluster, &Scope::Create)?;
     let replicas = match (kind, &workload.spec.replicas) {
         (WorkloadKind::Deployment | WorkloadKind::StatefulSet, Replicas(Some(n))) => {
             u64::try_from(*n).unwrap_or(0)
         }
         _ => 0,
     };
-    Ok(pool_warnings(annotations, replicas))
+    validate_nics(
+        &claim,
+        &selections,
+        settings,
+        cluster,
+        &Scope::Create,
+        replicas,
+    )
 }
 
 /// I13: the warnings for a Deployment's or StatefulSet's template whose
 /// address pools have fewer groups than `replicas`: one per distinct count,
-/// primary NIC first, then attachments by provider name.
-pub fn pool_warnings(annotations: &BTreeMap<String, String>, replicas: u64) -> Vec<String> {
-    let attached = attachments(annotations);
-    let pools = std::iter::once(annotation(annotations, IP_POOL))
-        .chain(attached.iter().map(|nic| nic.ip_pool))
-        .filter(|pool| is_address_pool(pool));
+/// primary NIC first, then attachments by provider name. Read from the NICs
+/// the checks already parsed.
+pub fn pool_warnings(nics: &[&Nic<'_>], replicas: u64) -> Vec<String> {
     let mut warnings = Vec::new();
-    for pool in pools {
-        let groups = Pool::parse(pool).group_count();
+    if replicas == 0 {
+        return warnings;
+    }
+    for pool in nics.iter().filter_map(|nic| nic.address_pool()) {
+        let groups = pool.group_count();
         if u64::try_from(groups).is_ok_and(|groups| groups < replicas) {
             let warning = format!("ip_pool has {groups} entries for {replicas} replicas");
             if !warnings.contains(&warning) {
@@ -335,23 +340,25 @@ pub fn validate(
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
     let selections = networks::read(claim.annotations, claim.namespace);
-    validate_nics(claim, &selections, settings, cluster, &Scope::Create)
+    validate_nics(claim, &selections, settings, cluster, &Scope::Create, 0).map(drop)
 }
 
-/// [`validate`], for the NICs of a [`Scope`].
+/// [`validate`], for the NICs of a [`Scope`]; admitted, the warnings of a
+/// template with `replicas` ([`pool_warnings`], I13; none for 0).
 fn validate_nics(
     claim: &Claim<'_>,
     selections: &Selections<'_>,
     settings: &Settings,
     cluster: &dyn Cluster,
     scope: &Scope,
-) -> Result<(), Denial> {
+    replicas: u64,
+) -> Result<Vec<String>, Denial> {
     let annotations = claim.annotations;
     let primary = primary(annotations);
     let selections = selections.entries.as_deref();
     let annotated = attachments(annotations);
     if !triggered(claim, &primary, &annotated, selections) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     network::validate(annotations).map_err(Denial::bad_request)?;
 
@@ -405,7 +412,7 @@ fn validate_nics(
             check_in_subnet(&nic.ip_address, subnet, cluster)?;
         }
     }
-    Ok(())
+    Ok(pool_warnings(&nics, replicas))
 }
 
 /// Whether a claim asks for any static address, pool or Vip (I21).

@@ -808,7 +808,10 @@ fn workloads_warn_when_replicas_outnumber_groups(
     #[case] replicas: u64,
     #[case] want: Vec<String>,
 ) {
-    assert_eq!(pool_warnings(&annotations(&pairs), replicas), want);
+    let annotations = annotations(&pairs);
+    let (primary, attached) = (primary(&annotations), attachments(&annotations));
+    let nics: Vec<&Nic<'_>> = std::iter::once(&primary).chain(&attached).collect();
+    assert_eq!(pool_warnings(&nics, replicas), want);
 }
 
 #[test]

@@ -405,11 +405,11 @@ fn validate_nics(
         vip::check_vip(claim, cluster)?;
     }
     if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {
-        check_in_subnet(&p.ip_address, subnet, cluster)?;
+        check_in_subnet(p, subnet, cluster)?;
     }
     for nic in &attached {
         if let Some(subnet) = &nic.logical_switch {
-            check_in_subnet(&nic.ip_address, subnet, cluster)?;
+            check_in_subnet(nic, subnet, cluster)?;
         }
     }
     Ok(pool_warnings(&nics, replicas))

@@ -2,7 +2,7 @@
 //! subnet keeps for itself.
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::parse_item;
+use crate::checks::static_ip::network::Nic;
 use crate::k8s::cluster::Cluster;
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use std::net::IpAddr;
@@ -10,13 +10,14 @@ use std::net::IpAddr;
 /// I6: a static IP must lie in its subnet's CIDR (per family) and must not be
 /// its gateway, network address, IPv4 broadcast address or the last address
 /// of an IPv6 block. Applies only when the subnet exists with a readable
-/// CIDR; `excludeIps` are allowed.
+/// CIDR; `excludeIps` are allowed. Reads the NIC's addresses as parsed once
+/// ([`Nic::items`]).
 pub fn check_in_subnet(
-    value: &str,
+    nic: &Nic<'_>,
     subnet_name: &str,
     cluster: &dyn Cluster,
 ) -> Result<(), Denial> {
-    if value.is_empty() {
+    if nic.items().is_empty() {
         return Ok(());
     }
     let Some(subnet) = cluster.subnet(subnet_name)? else {
@@ -37,7 +38,7 @@ pub fn check_in_subnet(
         .split(',')
         .filter_map(|g| parse_ip(g.trim()))
         .collect();
-    for ip in value.split(',').filter_map(parse_item) {
+    for &ip in nic.items().iter().flatten() {
         let shown = format_ip(&ip);
         let Some(block) = blocks.iter().find(|b| b.net.contains(&ip)) else {
             return Err(Denial::bad_request(format!(

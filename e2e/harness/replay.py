@@ -138,7 +138,8 @@ class Replayer:
             ns = ns or "default"
             obj["metadata"]["namespace"] = ns
             obj["metadata"].setdefault("labels", {})["kube-ovn-policy.e2e/case"] = "true"
-            self.ensure_namespace(ns)
+            if ns not in getattr(self, "loaded", ()):
+                self.ensure_namespace(ns)  # the case's own namespaces keep their annotations
         if (obj["kind"], ns, obj["metadata"]["name"]) == ("Service", "default", "kubernetes"):
             # The API server's own: it can only be as the API server made it.
             code, real, _ = self.api.request("GET", resource_path("v1", "services", "default", "kubernetes"))
@@ -179,10 +180,32 @@ class Replayer:
             stored = self._store(path + "/status", stored, "PUT")
         return stored
 
+    def pod_lifecycle(self, old, stored, path):
+        """The oldObject's place in the pod's life, which a create cannot give: its status phase
+        (written to pods/status, as the kubelet writes it) and its deletion (a DELETE; a finalizer,
+        the case's or one of ours, keeps the pod, and reset() removes it). The stored pod after."""
+        status = {k: v for k, v in (old.get("status") or {}).items() if k in ("phase", "reason")}
+        if status.get("phase"):
+            stored = copy.deepcopy(stored)
+            stored.setdefault("status", {}).update(status)
+            stored = self._store(path + "/status", stored, "PUT")
+        if old["metadata"].get("deletionTimestamp"):
+            if not stored["metadata"].get("finalizers"):
+                self.api.request("PATCH", path, {"metadata": {"finalizers": ["kube-ovn-policy.e2e/hold"]}},
+                                 user=KUBE_OVN_USER, groups=KUBE_OVN_GROUPS,
+                                 content_type="application/merge-patch+json")
+            self.as_ovn("DELETE", path)
+            code, stored, _ = self.api.request("GET", path)
+            if code != 200 or not stored["metadata"].get("deletionTimestamp"):
+                raise Refused(f"the pod is not kept being deleted: {code}")
+        return stored
+
     def load(self, cluster):
+        self.loaded = set()
         for ns in cluster.get("namespaces", []):
             meta = ns.get("metadata", {})
             self.ensure_namespace(meta["name"], meta.get("labels"), meta.get("annotations"))
+            self.loaded.add(meta["name"])
         for key, *_ in KINDS:
             if key == "namespaces":
                 continue
@@ -202,8 +225,8 @@ class Replayer:
         kind = request["kind"]["kind"]
         api_version, plural, namespaced = plural_of(kind)
         ns = (request.get("namespace") or "default") if namespaced else None
-        if namespaced:
-            self.ensure_namespace(ns)
+        if namespaced and ns not in getattr(self, "loaded", ()):
+            self.ensure_namespace(ns)  # the case's own namespaces keep their labels and annotations
         name = request.get("name") or (request.get("object") or {}).get("metadata", {}).get("name")
         if operation == "CREATE":
             obj = clean(request["object"])
@@ -214,6 +237,8 @@ class Replayer:
             code, body, warnings = self.api.request("POST", resource_path(api_version, plural, ns), obj)
         elif operation == "UPDATE":
             stored = self.store_old(request["oldObject"])
+            if kind == "Pod":
+                stored = self.pod_lifecycle(request["oldObject"], stored, resource_path(api_version, plural, ns, name))
             obj = clean(request["object"])
             if kind == "Pod":
                 # A pod's spec is immutable past what the API server defaulted

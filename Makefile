@@ -15,6 +15,7 @@
 ##   certmanager-bin              cert-manager's controller and cainjector into target/certmanager/bin
 ##   controller-manager-bin       kube-controller-manager (controller-oracle only)
 ##   gojson-bin                   e2e/gojson (Go's encoding/json, nadutils, loadNetConf) into target/gojson/bin
+##   oci-bin                      Distribution's registry and oras from e2e/oci/go.mod into target/oci/bin
 ##   clean
 ##
 ## The suite
@@ -92,7 +93,7 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
-	controller-oracle controller-race gojson-bin gojson-diff
+	controller-oracle controller-race gojson-bin gojson-diff oci-bin
 
 all: policy.wasm
 
@@ -498,6 +499,12 @@ certmanager-bin:
 # script prints one SKIPPED: line for that part and the rest still runs.
 e2e-certs: cluster-bin certmanager-bin
 	python3 -m e2e.certs_e2e $(if $(call found,kubewarden-controller),--controller "$$(command -v kubewarden-controller)")
+
+# Distribution's registry (v3.1.2, e2e/oci/registry) and oras (v1.3.6),
+# built from the modules pinned by e2e/oci/go.mod into target/oci/bin
+# (skipped when up to date).
+oci-bin:
+	bash e2e/oci/build.sh
 
 # The control plane's smoke test, and the API server stand-in
 # (e2e/harness/apiserver.py) compared with kube-apiserver answer by answer.

@@ -16,6 +16,7 @@
 ##   controller-manager-bin       kube-controller-manager (controller-oracle only)
 ##   gojson-bin                   e2e/gojson (Go's encoding/json, nadutils, loadNetConf) into target/gojson/bin
 ##   oci-bin                      Distribution's registry and oras from e2e/oci/go.mod into target/oci/bin
+##   cosign-bin                   cosign from e2e/oci/cosign/go.mod into target/oci/cosign-bin (local only)
 ##   clean
 ##
 ## The suite
@@ -96,7 +97,7 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
-	controller-oracle controller-race gojson-bin gojson-diff oci-bin e2e-oci
+	controller-oracle controller-race gojson-bin gojson-diff oci-bin cosign-bin e2e-oci
 
 all: policy.wasm
 
@@ -508,6 +509,12 @@ e2e-certs: cluster-bin certmanager-bin
 # (skipped when up to date).
 oci-bin:
 	bash e2e/oci/build.sh
+
+# cosign (v2.6.5, e2e/oci/cosign/go.mod) into target/oci/cosign-bin, niced
+# and stopped after 20 minutes. Local only: its build takes minutes, so
+# CI's e2e-oci skips the signature part.
+cosign-bin:
+	bash e2e/oci/cosign/build.sh
 
 # The module through a real OCI registry (e2e/oci_e2e.py): pushed with oras
 # as kwctl pushes it, pulled back, digests, media types and annotations

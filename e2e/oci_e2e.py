@@ -32,18 +32,23 @@ storage in the suite's folder, plain HTTP). Then:
   (test_data/pod-static.yaml, the cluster holding
   static-7584848b74-fw9dm.default) with the seed's message;
 - `signature` (cosign found too: `make cosign-bin`, local only): a key pair
-  made with `cosign generate-key-pair`, the pushed module signed
-  (`cosign sign --key`, no transparency log), its signature in the registry;
-  `kwctl verify` with a verification config naming the public key passes,
+  made with `cosign generate-key-pair` (empty password), the pushed module
+  signed by digest (`cosign sign --key`, no transparency log), its signature
+  in the registry as the tag `sha256-<digest>.sig`; `kwctl verify` with a
+  verification config naming the public key (`kind: pubKey`) passes, and
   policy-server started with it (`--verification-path`) serves the demo; the
-  unsigned module (kwctl's push) is refused by both; the tag re-pushed with
-  one annotation more (the same layer, another manifest) is refused by both.
+  unsigned module (kwctl's push) is refused by both (`no signatures found`,
+  policy-server exits at start); the tag re-pushed with one annotation more
+  (the same layer, another manifest) is refused by both. Both are given a
+  Sigstore trust config of a throwaway CA and Rekor key (`trust_config`):
+  without one they fetch Sigstore's by TUF, which needs the internet.
 
 Parts whose program is not found print one `SKIPPED: <test>: <program> not
 found` line each; the last line is `N passed, N failed`.
 """
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -83,6 +88,11 @@ REPO = "kube-ovn-policy"
 KWCTL_REPO = "kube-ovn-policy-kwctl"
 TAG = "v1"
 SEED_CASE = ROOT / "tests/conformance/240-seed-example-conflict.json"
+
+
+def plain(text):
+    """Text without the terminal colours kwctl and policy-server write whatever NO_COLOR says."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def sha256(data):
@@ -125,6 +135,46 @@ def oci_annotations(annotations):
     if POLICY_SOURCE in kept and IMAGE_SOURCE not in kept:
         kept[IMAGE_SOURCE] = kept[POLICY_SOURCE]
     return kept
+
+
+def trust_config(folder):
+    """A Sigstore ClientTrustConfig of a throwaway Fulcio CA and Rekor key (openssl), signing
+    nothing: with none, kwctl and policy-server fetch the public-good instance's trust root by
+    TUF, which needs the internet, and sigstore-rs wants a CA and a Rekor key in any root even
+    when a public key, not a certificate, is verified. The file's path."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-keyout", folder / "unused-ca.key", "-out", folder / "unused-ca.pem", "-days", "2",
+                    "-subj", "/CN=kop-e2e-oci unused Fulcio CA"], check=True, capture_output=True)
+    ca = subprocess.run(["openssl", "x509", "-in", folder / "unused-ca.pem", "-outform", "DER"], check=True,
+                        capture_output=True).stdout
+    rekor = subprocess.run(["openssl", "pkey", "-in", folder / "unused-ca.key", "-pubout", "-outform", "DER"],
+                           check=True, capture_output=True).stdout
+
+    def b64(data):
+        return base64.b64encode(data).decode()
+
+    since = {"start": "2020-01-01T00:00:00Z"}
+    config = {
+        "mediaType": "application/vnd.dev.sigstore.clienttrustconfig.v0.1+json",
+        "trustedRoot": {
+            "mediaType": "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+            "tlogs": [{"baseUrl": "https://rekor.invalid", "hashAlgorithm": "SHA2_256",
+                       "publicKey": {"rawBytes": b64(rekor), "keyDetails": "PKIX_ECDSA_P256_SHA_256", "validFor": since},
+                       "logId": {"keyId": b64(hashlib.sha256(rekor).digest())}}],
+            "certificateAuthorities": [{"subject": {"organization": "kop-e2e-oci", "commonName": "unused"},
+                                        "uri": "https://fulcio.invalid", "validFor": since,
+                                        "certChain": {"certificates": [{"rawBytes": b64(ca)}]}}],
+            "ctlogs": [], "timestampAuthorities": [],
+        },
+        "signingConfig": {
+            "mediaType": "application/vnd.dev.sigstore.signingconfig.v0.2+json",
+            "caUrls": [], "oidcUrls": [], "rekorTlogUrls": [], "tsaUrls": [],
+            "rekorTlogConfig": {"selector": "ANY"}, "tsaConfig": {"selector": "ANY"},
+        },
+    }
+    path = folder / "sigstore-trust-config.json"
+    path.write_text(json.dumps(config, indent=1))
+    return path
 
 
 def kwctl_manifest(module, annotations):
@@ -324,7 +374,7 @@ class Suite(Checks):
                    done.returncode == 0 and out.is_file() and sha256(out.read_bytes()) == sha256(self.module),
                    (done.stderr.strip())[-400:])
 
-    def serve_seed(self, name, module_ref, verification=None):
+    def serve_seed(self, name, module_ref, verification=None, trust=None):
         """policy-server serving deploy/'s policies from `module_ref` (a registry:// reference),
         with a verification config if given: (its answer to the seed's demo, the server's folder),
         or (the RuntimeError's text, folder) when it does not start."""
@@ -337,7 +387,7 @@ class Suite(Checks):
         rules = {policy_id(c): c["spec"].get("rules") or [] for c in caps}
         extra = ["--sources-path", self.sources]
         if verification:
-            extra += ["--verification-path", verification]
+            extra += ["--verification-path", verification, "--sigstore-trust-config", trust]
         try:
             server = PolicyServer(self.args.policy_server, folder, policies, Cluster(case["cluster"]), cert, key,
                                   extra_args=extra)
@@ -387,6 +437,7 @@ class Suite(Checks):
                    and "dev.cosignproject.cosign/signature" in (layers[0].get("annotations") or {}),
                    f"{REPO}:{sig_tag}" if status == 200 else str(status))
 
+        trust = trust_config(self.folder)
         verification = self.folder / "verification.yml"
         verification.write_text(yaml.safe_dump({
             "apiVersion": "v1",
@@ -395,21 +446,18 @@ class Suite(Checks):
 
         def verify(ref):
             return self.kwctl("verify", "--sources-path", self.sources, "--verification-config-path", verification,
-                              f"registry://{ref}")
+                              "--sigstore-trust-config", trust, f"registry://{ref}")
 
         done = verify(self.ref)
-        self.check("signature: kwctl verify passes the signed module", done.returncode == 0,
-                   (done.stdout.strip() or done.stderr.strip())[-600:])
+        self.check("signature: kwctl verify passes the signed module", done.returncode == 0
+                   and "Policy successfully verified" in plain(done.stderr), plain(done.stderr)[-600:])
         unsigned = f"{self.registry.host}/{KWCTL_REPO}:{TAG}"
-        done = verify(unsigned)
-        self.check("signature: kwctl verify refuses the unsigned module", done.returncode != 0,
-                   done.stderr.strip().splitlines()[-1][-300:] if done.stderr.strip() else "exit 0")
+        self.refused_by_kwctl("the unsigned module", verify(unsigned), unsigned)
         if self.args.policy_server:
-            answer, folder = self.serve_seed("verified", f"registry://{self.ref}", verification)
+            answer, folder = self.serve_seed("verified", f"registry://{self.ref}", verification, trust)
             self.check_seed("signature: policy-server verifying", answer, folder)
-            answer, _ = self.serve_seed("unsigned", f"registry://{unsigned}", verification)
-            self.check("signature: policy-server refuses the unsigned module", isinstance(answer, str),
-                       answer[-300:] if isinstance(answer, str) else f"it served: {answer}")
+            answer, _ = self.serve_seed("unsigned", f"registry://{unsigned}", verification, trust)
+            self.refused_by_policy_server("the unsigned module", answer, unsigned)
 
         # The tag re-pushed: the same layer, one annotation more, so another manifest.
         annotations = dict(self.annotations, **{"io.kubewarden.policy.version": "0.0.0-repushed"})
@@ -418,13 +466,22 @@ class Suite(Checks):
         status, body, _ = self.registry.get(f"/v2/{REPO}/manifests/{TAG}")
         self.check("signature: the tag re-pushed names another manifest", body == manifest
                    and sha256(manifest) != self.digest, sha256(body))
-        done = verify(self.ref)
-        self.check("signature: kwctl verify refuses the re-pushed module", done.returncode != 0,
-                   done.stderr.strip().splitlines()[-1][-300:] if done.stderr.strip() else "exit 0")
+        self.refused_by_kwctl("the re-pushed module", verify(self.ref), self.ref)
         if self.args.policy_server:
-            answer, _ = self.serve_seed("repushed", f"registry://{self.ref}", verification)
-            self.check("signature: policy-server refuses the re-pushed module", isinstance(answer, str),
-                       answer[-300:] if isinstance(answer, str) else f"it served: {answer}")
+            answer, _ = self.serve_seed("repushed", f"registry://{self.ref}", verification, trust)
+            self.refused_by_policy_server("the re-pushed module", answer, self.ref)
+
+    def refused_by_kwctl(self, what, done, ref):
+        why = f"no signatures found for image: {ref}"
+        self.check(f"signature: kwctl verify refuses {what}", done.returncode != 0 and why in plain(done.stderr),
+                   why if done.returncode else "exit 0")
+
+    def refused_by_policy_server(self, what, answer, ref):
+        """policy-server exits at start, naming a policy it cannot verify (serve_seed gave the
+        error's text)."""
+        why = f"cannot be verified: no signatures found for image: {ref}"
+        self.check(f"signature: policy-server refuses {what}", isinstance(answer, str) and why in plain(answer),
+                   why if isinstance(answer, str) else f"it served: {answer}")
 
 
 def main():

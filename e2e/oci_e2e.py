@@ -422,7 +422,7 @@ class Suite(Checks):
         done = self.run(cosign, "generate-key-pair", env=env)
         pub = self.folder / "cosign.pub"
         if not self.check("signature: cosign generate-key-pair", done.returncode == 0 and pub.is_file(),
-                          done.stderr.strip()[-300:]):
+                          "cosign.key, cosign.pub" if done.returncode == 0 else done.stderr.strip()[-300:]):
             return
         signed = f"{self.registry.host}/{REPO}@{self.digest}"
         started = time.monotonic()
@@ -450,7 +450,8 @@ class Suite(Checks):
 
         done = verify(self.ref)
         self.check("signature: kwctl verify passes the signed module", done.returncode == 0
-                   and "Policy successfully verified" in plain(done.stderr), plain(done.stderr)[-600:])
+                   and "Policy successfully verified" in plain(done.stderr),
+                   "Policy successfully verified" if done.returncode == 0 else plain(done.stderr)[-600:])
         unsigned = f"{self.registry.host}/{KWCTL_REPO}:{TAG}"
         self.refused_by_kwctl("the unsigned module", verify(unsigned), unsigned)
         if self.args.policy_server:

@@ -504,7 +504,7 @@ certmanager-bin:
 e2e-certs: cluster-bin certmanager-bin
 	python3 -m e2e.certs_e2e $(if $(call found,kubewarden-controller),--controller "$$(command -v kubewarden-controller)")
 
-# Distribution's registry (v3.1.2, e2e/oci/registry) and oras (v1.3.6),
+# Distribution's registry (v3.1.2, e2e/oci/registry) and oras (v1.3.4),
 # built from the modules pinned by e2e/oci/go.mod into target/oci/bin
 # (skipped when up to date).
 oci-bin:

@@ -4,7 +4,7 @@ A registry on 127.0.0.1: Distribution's (the CNCF reference registry, v3.1.2,
 e2e/oci/registry, built by `make oci-bin` from e2e/oci/go.mod; filesystem
 storage in the suite's folder, plain HTTP). Then:
 
-- `push`: the module pushed with oras (v1.3.6, same go.mod) as `kwctl push`
+- `push`: the module pushed with oras (v1.3.4, same go.mod) as `kwctl push`
   writes it: the config blob `{}` (application/vnd.wasm.config.v1+json), one
   layer, the module (application/vnd.wasm.content.layer.v1+wasm), no layer
   annotation, the manifest's annotations those of the module's metadata with

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the registry and client of `make e2e-oci` into target/oci/bin/ (or
 # $OCI_BIN_DIR): Distribution's registry (v3.1.2, ./registry: its
-# filesystem and in-memory storage only) and the oras CLI (v1.3.6), from the
+# filesystem and in-memory storage only) and the oras CLI (v1.3.4), from the
 # modules pinned by this directory's go.mod and go.sum.
 #
 # Skips the build when the binaries were built from the same go.mod, go.sum,

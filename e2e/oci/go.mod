@@ -1,14 +1,16 @@
 // The OCI registry and client of `make e2e-oci`: Distribution's registry
-// (v3.1.2, ./registry) and the oras CLI (v1.3.6). Built by build.sh.
+// (v3.1.2, ./registry) and the oras CLI (v1.3.4: v1.3.5 and later need Go
+// 1.26.7, and CI's setup-go installs the 1.26.0 of e2e/cluster/go.mod).
+// Built by build.sh.
 module kube-ovn-policy/e2e/oci
 
-go 1.26.7
+go 1.26.0
 
 godebug default=go1.26
 
 require (
 	github.com/distribution/distribution/v3 v3.1.2
-	oras.land/oras v1.3.6
+	oras.land/oras v1.3.4
 )
 
 require (

@@ -40,6 +40,8 @@ STEPS = [
      "Kubewarden's images as its charts name them"),
     ("e2e-unit", "the webhook configurations rendered as Kubewarden's controller renders them"),
     ("e2e-kop-serve", "the test_data/ examples through kop-serve over TLS"),
+    ("e2e-oci", "a real registry (Distribution): the module pushed as kwctl pushes it, pulled back, digests and "
+     "metadata; kwctl's push byte for byte, policy-server by registry://, a signature verified, where found"),
     ("e2e-controlplane", "etcd and kube-apiserver from Go modules; the API server stand-in compared with it"),
     ("e2e-cluster", "a real kube-apiserver: kubectl apply -k deploy/ and its overlay, the seed demo, every case, "
      "exclusions, failure policy, RBAC, the PolicyServer's guard, an adversary"),

@@ -73,10 +73,11 @@ def wait_ready(proc, ready_port, tail, timeout=120, host="127.0.0.1"):
 
 
 def start_server(binary, folder, policies, cert, key, env, *, log, port=None, address="127.0.0.1", workers=2,
-                 cwd=None, die_with_thread=False, timeout=120):
+                 cwd=None, die_with_thread=False, timeout=120, extra_args=()):
     """policy-server or kop-serve on `address` with the policies.yml file `policies`, the
     certificate and the environment `env`, its output appended to `log`; once ready:
-    (process, port). `die_with_thread`: killed when the thread that started it dies."""
+    (process, port). `die_with_thread`: killed when the thread that started it dies.
+    `extra_args` follow the others (policy-server's --sources-path, --verification-path)."""
     port = port or free_port(address)
     ready = free_port(address)  # policy-server binds its readiness probe to --addr too
     with open(log, "a") as out:
@@ -85,7 +86,7 @@ def start_server(binary, folder, policies, cert, key, env, *, log, port=None, ad
                 str(binary), "--addr", address, "--port", str(port), "--readiness-probe-port", str(ready),
                 "--policies", str(policies), "--cert-file", str(cert), "--key-file", str(key),
                 "--policies-download-dir", str(folder), "--sigstore-cache-dir", str(folder / "sigstore"),
-                "--workers", str(workers), "--log-no-color",
+                "--workers", str(workers), "--log-no-color", *map(str, extra_args),
             ],
             stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env,
             preexec_fn=die_with_parent if die_with_thread else None,
@@ -102,7 +103,7 @@ class PolicyServer:
     """A policy-server process on its own ports, with its own stand-in."""
 
     def __init__(self, binary, folder, policies, cluster, cert, key, standin=None, workers=2, backtrace=True,
-                 standin_tls=False):
+                 standin_tls=False, extra_args=()):
         self.folder = folder
         if standin is None:
             tls = (cert, key) if standin_tls else None
@@ -121,7 +122,7 @@ class PolicyServer:
         self.log.write_text("")
         try:
             self.proc, self.port = start_server(binary, folder, folder / "policies.yml", cert, key, env, log=self.log,
-                                                workers=workers, cwd=folder)
+                                                workers=workers, cwd=folder, extra_args=extra_args)
         except BaseException:
             self.standin.stop()
             raise

@@ -70,8 +70,8 @@ pub struct HostCluster<H: Host = Wapc> {
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     /// Every Subnet, metadata only: the names a request's are resolved against.
     subnet_names: OnceCell<Lookup<Vec<u8>>>,
-    /// Every Namespace, metadata only.
-    all_namespaces: OnceCell<Lookup<Vec<u8>>>,
+    /// The Namespace asked for (the request's), as its GET answered.
+    namespace: RefCell<Option<(String, Lookup<Option<Namespace>>)>>,
     /// Every IPPool, as [`Self::ippools`] reads them.
     all_ippools: OnceCell<Lookup<Vec<u8>>>,
     /// Every NetworkAttachmentDefinition, of every namespace.
@@ -118,7 +118,7 @@ impl<H: Host> HostCluster<H> {
             ippools: OnceCell::new(),
             vpcs: OnceCell::new(),
             subnet_names: OnceCell::new(),
-            all_namespaces: OnceCell::new(),
+            namespace: RefCell::new(None),
             all_ippools: OnceCell::new(),
             all_nads: OnceCell::new(),
             all_vips: OnceCell::new(),
@@ -459,25 +459,27 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
+    /// The request's own Namespace by a GET the policy-server caches 5 s
+    /// per name, instead of every Namespace's metadata (whose copy and
+    /// serialisation grew with the cluster's Namespaces on every I5
+    /// decision). Bounded by what exists (CONTRACT §4): the API server
+    /// admits no object into a namespace that does not exist, and a GET that
+    /// fails (a 404 included) is never kept by the policy-server's cache.
+    /// Read once per evaluation and name.
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
-        let found = self.named(
-            &self.all_namespaces,
+        if let Some((asked, answer)) = &*self.namespace.borrow()
+            && asked == name
+        {
+            return answer.clone();
+        }
+        let answer = self.get_object::<Namespace>(
             &kinds::NAMESPACE,
-            &METADATA_FIELD_MASKS,
             name,
-        )?;
-        found
-            .map(|item| {
-                decode::from_slice::<Namespace>(item).map_err(|e| {
-                    LookupError::get(
-                        &kinds::NAMESPACE,
-                        name,
-                        None,
-                        format!("error deserializing list all resources response: {e}"),
-                    )
-                })
-            })
-            .transpose()
+            None,
+            Some(&METADATA_FIELD_MASKS),
+        );
+        *self.namespace.borrow_mut() = Some((name.to_string(), answer.clone()));
+        answer
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {

@@ -84,6 +84,8 @@ DEFAULT_DELAY_MS = 2.0
 DEFAULT_STALL_S = 10.0
 # The static-IP policy of deploy/ as measured (useSubnetStatus: false), as shipped (I15), and the probes.
 LISTS, I15 = "clusterwide-kube-ovn-static-ip", "clusterwide-kube-ovn-static-ip-i15"
+# As shipped but with I19 off (checkIPPoolNamespaces: false): no IPPool read on the free pod's path.
+NO_I19 = "clusterwide-kube-ovn-static-ip-i15-no-i19"
 PROBE, PROBE_I15, PROBE_RESTART = "clusterwide-probe", "clusterwide-probe-i15", "clusterwide-probe-i15-restart"
 # The free static-IP pod that names no subnet (I5: its namespace's), where --namespaces makes one, and its probe.
 FREE_NS, PROBE_I15_NS = "pod-static-ip-free-ns", "clusterwide-probe-i15-ns"
@@ -320,6 +322,10 @@ class Phase:
         policies[I15] = copy.deepcopy(static)
         policies[I15]["namespacedName"]["Name"] += "-i15"
         static["settings"] = dict(shipped, useSubnetStatus=False)
+        if args.i19_off_rows:
+            policies[NO_I19] = copy.deepcopy(policies[I15])
+            policies[NO_I19]["namespacedName"]["Name"] = NO_I19.removeprefix("clusterwide-")
+            policies[NO_I19]["settings"] = dict(shipped, checkIPPoolNamespaces=False)
         free = self.by_name["pod-static-ip-free"]["request"]
         restart = self.by_name["pod-restart"]["request"]
         probes = [(PROBE, static["settings"], free), (PROBE_I15, shipped, free), (PROBE_RESTART, shipped, restart)]
@@ -551,6 +557,12 @@ def spread_phase(args, module):
             plan.insert(5, ("i15 free ns", FREE_NS, [phase.body(FREE_NS, I15)], args.requests // args.rounds, {}))
             plan.insert(6, ("i15 probe ns", FREE_NS, [phase.body(FREE_NS, PROBE_I15_NS)],
                             args.requests // args.rounds, {}))
+            if args.i19_off_rows:
+                plan.insert(7, ("no-i19 free ns", FREE_NS, [phase.body(FREE_NS, NO_I19)],
+                                args.requests // args.rounds, {}))
+        if args.i19_off_rows:
+            plan.insert(5, ("no-i19 free", "pod-static-ip-free", [phase.body("pod-static-ip-free", NO_I19)],
+                            args.requests // args.rounds, {}))
         for key, name, bodies, _, _ in plan:
             runner.warm(name, bodies)
         runner.rounds(plan, args.rounds)
@@ -647,7 +659,7 @@ def spread_phase(args, module):
         # The common path as shipped, at each concurrency: p50 / CPU ms per decision.
         nan = float("nan")
         common = []
-        for key in ("floor", "i15 free", "i15 probe", "i15 free ns", "i15 probe ns"):
+        for key in ("floor", "i15 free", "i15 probe", "i15 free ns", "i15 probe ns", "no-i19 free", "no-i19 free ns"):
             for cc in args.concurrency:
                 got = runner.summary(key, cc) if (key, cc) in runner.results else {"p50": nan, "p99": nan,
                                                                                    "cpu_ms": nan}
@@ -784,6 +796,9 @@ def main():
     parser.add_argument("--namespaces", type=int, default=0,
                         help="Namespaces in the generated clusters besides the API server's own (bench-data: "
                              "annotated as kube-ovn-controller annotates them)")
+    parser.add_argument("--i19-off-rows", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the free pods with checkIPPoolNamespaces: false (no IPPool read); "
+                             "--no-i19-off-rows for a module older than I19, which refuses the setting")
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
     parser.add_argument("--stall-s", type=float, default=DEFAULT_STALL_S,
                         help="a request with no answer by then is stalled: given up and counted, not failed "

@@ -249,13 +249,12 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             "list_resources_all IPPool",
         ]
     );
-    // The request's own Namespace by a GET the policy-server caches (it
-    // exists: the API server admits nothing into a namespace that does
-    // not), I5's default from every Subnet, and the pod's Subnet, once its
-    // name is found among every Subnet's, from a watch cache narrowed to
-    // it: no API request once the caches are filled.
+    // The request's own Namespace by a GET (one API request, nothing kept
+    // by the policy-server), I5's default from every Subnet, and the pod's
+    // Subnet, once its name is found among every Subnet's, from a watch
+    // cache narrowed to it.
     assert_eq!(calls[0].payload["name"], json!("default"));
-    assert_eq!(calls[0].payload["disable_cache"], json!(false));
+    assert_eq!(calls[0].payload["disable_cache"], json!(true));
     assert_eq!(calls[3].payload["field_masks"], json!(["metadata"]));
     assert_eq!(
         calls[4].payload["field_selector"],

@@ -99,13 +99,11 @@ pub const VPC_FIELD_MASKS: [&str; 4] = [
 /// The fields of an OVN NAT rule a Vpc DELETE reads.
 pub const VPC_REFERRER_FIELD_MASKS: [&str; 2] = ["spec.vpc", "status.vpc"];
 
-/// Whether the objects of a kind are fetched only by names bounded by what
-/// exists, which may stay in the policy-server's cache of GETs: names fixed
-/// in the policy (Service `default/kubernetes`, the NAT ConfigMaps) and the
-/// request's own Namespace (the API server admits nothing into a namespace
-/// that does not exist, and the cache keeps no failed GET).
+/// Whether the objects of a kind are fetched by names fixed in the policy
+/// (never taken from a request), which may stay in the policy-server's
+/// cache of GETs.
 pub(super) fn is_fixed_name(kind: &ApiResource) -> bool {
-    *kind == kinds::SERVICE || *kind == kinds::CONFIG_MAP || *kind == kinds::NAMESPACE
+    *kind == kinds::SERVICE || *kind == kinds::CONFIG_MAP
 }
 
 /// Field masks as the SDK's requests carry them.

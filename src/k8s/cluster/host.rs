@@ -462,13 +462,13 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
-    /// The request's own Namespace by a GET the policy-server caches 5 s
-    /// per name, instead of every Namespace's metadata (whose copy and
-    /// serialisation grew with the cluster's Namespaces on every I5
-    /// decision). Bounded by what exists (CONTRACT §4): the API server
-    /// admits no object into a namespace that does not exist, and a GET that
-    /// fails (a 404 included) is never kept by the policy-server's cache.
-    /// Read once per evaluation and name.
+    /// The request's own Namespace by one GET, instead of every Namespace's
+    /// metadata (whose copy and serialisation grew with the cluster's
+    /// Namespaces on every I5 decision). Not from the policy-server's cache
+    /// of GETs (`disable_cache`): it would answer a Namespace up to 5 s old,
+    /// where kube-ovn-controller writes the `logical_switch` annotation
+    /// moments after the namespace is created; nothing is kept (CONTRACT
+    /// §4). Read once per evaluation and name.
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
         if let Some((asked, answer)) = &*self.namespace.borrow()
             && asked == name

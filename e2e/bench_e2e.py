@@ -84,7 +84,11 @@ DEFAULT_DELAY_MS = 2.0
 DEFAULT_STALL_S = 10.0
 # The static-IP policy of deploy/ as measured (useSubnetStatus: false), as shipped (I15), and the probes.
 LISTS, I15 = "clusterwide-kube-ovn-static-ip", "clusterwide-kube-ovn-static-ip-i15"
+# As shipped but with I19 off (checkIPPoolNamespaces: false): no IPPool read on the free pod's path.
+NO_I19 = "clusterwide-kube-ovn-static-ip-i15-no-i19"
 PROBE, PROBE_I15, PROBE_RESTART = "clusterwide-probe", "clusterwide-probe-i15", "clusterwide-probe-i15-restart"
+# The free static-IP pod that names no subnet (I5: its namespace's), where --namespaces makes one, and its probe.
+FREE_NS, PROBE_I15_NS = "pod-static-ip-free-ns", "clusterwide-probe-i15-ns"
 
 
 class Stalled(Exception):
@@ -273,6 +277,14 @@ def host_calls(kop_run, module, request, cluster, settings, folder):
     return json.loads(calls.read_text())
 
 
+def describe_call(call):
+    """One recorded host call in a few words: operation, kind, selectors."""
+    payload = call.get("payload") or {}
+    what = [call.get("operation", "?"), payload.get("kind", "?")]
+    what += [f"{k}={payload[k]}" for k in ("name", "label_selector", "field_selector") if payload.get(k)]
+    return " ".join(what)
+
+
 class Phase:
     """One generated cluster (`bench-data`), its API server, and a fresh
     policy-server holding deploy/'s policies and the variants measured beside
@@ -299,7 +311,8 @@ class Phase:
 
     def _start(self, args, module):
         top = self.top
-        subprocess.run([args.bench_data, str(self.ips), str(self.subnets), str(top)], check=True)
+        subprocess.run([args.bench_data, str(self.ips), str(self.subnets), str(top),
+                        "--ippools", str(args.ippools), "--namespaces", str(args.namespaces)], check=True)
         self.cluster = json.loads((top / "cluster.json").read_text())
         self.requests = json.loads((top / "requests.json").read_text())
         self.by_name = {r["name"]: r for r in self.requests}
@@ -309,10 +322,16 @@ class Phase:
         policies[I15] = copy.deepcopy(static)
         policies[I15]["namespacedName"]["Name"] += "-i15"
         static["settings"] = dict(shipped, useSubnetStatus=False)
+        if args.i19_off_rows:
+            policies[NO_I19] = copy.deepcopy(policies[I15])
+            policies[NO_I19]["namespacedName"]["Name"] = NO_I19.removeprefix("clusterwide-")
+            policies[NO_I19]["settings"] = dict(shipped, checkIPPoolNamespaces=False)
         free = self.by_name["pod-static-ip-free"]["request"]
         restart = self.by_name["pod-restart"]["request"]
-        for pid, settings, request in ((PROBE, static["settings"], free), (PROBE_I15, shipped, free),
-                                       (PROBE_RESTART, shipped, restart)):
+        probes = [(PROBE, static["settings"], free), (PROBE_I15, shipped, free), (PROBE_RESTART, shipped, restart)]
+        if FREE_NS in self.by_name:
+            probes.append((PROBE_I15_NS, shipped, self.by_name[FREE_NS]["request"]))
+        for pid, settings, request in probes:
             calls = host_calls(args.kop_run, module, request, self.cluster, settings, top)
             if pid == PROBE_RESTART:
                 # Each restart fetches its own pod's IP object: the probe too.
@@ -326,6 +345,11 @@ class Phase:
             probe["module"] = f"file://{Path(args.probe).resolve()}"
             probe["settings"] = {"calls": calls}
             policies[pid] = probe
+            if pid in (PROBE_I15, PROBE_I15_NS):
+                which = "(its namespace's subnet, I5)" if pid == PROBE_I15_NS else "(logical_switch)"
+                print(f"bench-e2e: the free static-IP pod's host calls as shipped {which}, {args.ippools} IPPools, "
+                      f"{args.namespaces} Namespaces: {len(calls)}: " + "; ".join(describe_call(c) for c in calls),
+                      flush=True)
         self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15, PROBE_RESTART)}
         self.pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in self.requests}
         cert, key = self_signed(top)
@@ -527,6 +551,18 @@ def spread_phase(args, module):
                         args.requests // args.rounds, {}))
         plan.insert(4, ("i15 probe", "pod-static-ip-free", [phase.body("pod-static-ip-free", PROBE_I15)],
                         args.requests // args.rounds, {}))
+        if FREE_NS in phase.by_name:
+            # As shipped (I15), beside its probe; not with the lists.
+            plan = [p for p in plan if p[0] != FREE_NS]
+            plan.insert(5, ("i15 free ns", FREE_NS, [phase.body(FREE_NS, I15)], args.requests // args.rounds, {}))
+            plan.insert(6, ("i15 probe ns", FREE_NS, [phase.body(FREE_NS, PROBE_I15_NS)],
+                            args.requests // args.rounds, {}))
+            if args.i19_off_rows:
+                plan.insert(7, ("no-i19 free ns", FREE_NS, [phase.body(FREE_NS, NO_I19)],
+                                args.requests // args.rounds, {}))
+        if args.i19_off_rows:
+            plan.insert(5, ("no-i19 free", "pod-static-ip-free", [phase.body("pod-static-ip-free", NO_I19)],
+                            args.requests // args.rounds, {}))
         for key, name, bodies, _, _ in plan:
             runner.warm(name, bodies)
         runner.rounds(plan, args.rounds)
@@ -620,6 +656,17 @@ def spread_phase(args, module):
             f"upstream_p50_ms={up[c]['p50'] if up else float('nan'):.2f} apiserver={phase.standin.name}",
             flush=True,
         )
+        # The common path as shipped, at each concurrency: p50 / CPU ms per decision.
+        nan = float("nan")
+        common = []
+        for key in ("floor", "i15 free", "i15 probe", "i15 free ns", "i15 probe ns", "no-i19 free", "no-i19 free ns"):
+            for cc in args.concurrency:
+                got = runner.summary(key, cc) if (key, cc) in runner.results else {"p50": nan, "p99": nan,
+                                                                                   "cpu_ms": nan}
+                common.append(f"{key.replace(' ', '_')}_c{cc}={got['p50']:.2f}/{got['p99']:.2f}/{got['cpu_ms']:.2f}")
+        spread_figures = f"spread_c{c}={spread[0]:.2f}/{spread[1]:.2f}" if touch and args.spread_requests else ""
+        print(f"bench-e2e: common ippools={args.ippools} namespaces={args.namespaces} (p50/p99/cpu ms) "
+              + " ".join(common) + f" {spread_figures} apiserver={phase.standin.name}", flush=True)
         return not runner.failures
 
 
@@ -744,6 +791,14 @@ def main():
                         help=f"stand-in only: latency added to every LIST (default {DEFAULT_DELAY_MS})")
     parser.add_argument("--load-connections", type=int, default=None,
                         help="kube-apiserver only: connections writing the objects at once (default 16)")
+    parser.add_argument("--ippools", type=int, default=1_000,
+                        help="IPPools in the generated clusters (bench-data; all of subnet 0)")
+    parser.add_argument("--namespaces", type=int, default=0,
+                        help="Namespaces in the generated clusters besides the API server's own (bench-data: "
+                             "annotated as kube-ovn-controller annotates them)")
+    parser.add_argument("--i19-off-rows", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the free pods with checkIPPoolNamespaces: false (no IPPool read); "
+                             "--no-i19-off-rows for a module older than I19, which refuses the setting")
     parser.add_argument("--workers", type=int, default=2, help="policy-server worker threads")
     parser.add_argument("--stall-s", type=float, default=DEFAULT_STALL_S,
                         help="a request with no answer by then is stalled: given up and counted, not failed "

@@ -31,11 +31,11 @@ for r in ips.kubeovn.io vpcs.kubeovn.io iptables-eips.kubeovn.io; do
 done
 for r in subnets.kubeovn.io ippools.kubeovn.io vips.kubeovn.io iptables-dnat-rules.kubeovn.io \
     iptables-snat-rules.kubeovn.io iptables-fip-rules.kubeovn.io ovn-fips.kubeovn.io \
-    ovn-snat-rules.kubeovn.io ovn-dnat-rules.kubeovn.io namespaces \
+    ovn-snat-rules.kubeovn.io ovn-dnat-rules.kubeovn.io \
     network-attachment-definitions.k8s.cni.cncf.io; do
   for v in list watch; do check yes $v $r --as=$ps; done
 done
-for r in ovn-eips.kubeovn.io qos-policies.kubeovn.io; do
+for r in ovn-eips.kubeovn.io qos-policies.kubeovn.io namespaces; do
   check yes get $r --as=$ps
 done
 check yes get services/kubernetes -n default --as=$ps

@@ -154,7 +154,7 @@ pub const VPC_NAT_GATEWAY: ApiResource =
 /// A QoSPolicy named by a NAT gateway or EIP.
 pub const QOS_POLICY: ApiResource = kube_ovn("QoSPolicy", "qos-policies", "qosPolicies", &[Get]);
 /// A Namespace: its `logical_switch` annotation.
-pub const NAMESPACE: ApiResource = core("Namespace", "namespaces", &[List], None);
+pub const NAMESPACE: ApiResource = core("Namespace", "namespaces", &[Get], None);
 /// Service `default/kubernetes`: the apiserver's ClusterIPs (I9).
 pub const SERVICE: ApiResource = core(
     "Service",

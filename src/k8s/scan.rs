@@ -98,10 +98,61 @@ pub(crate) fn plain_head(raw: &[u8]) -> Option<Vec<u8>> {
 /// The start and length of the IP item of a plain answer (no escapes)
 /// that holds position `at`.
 fn ip_item_around(raw: &[u8], at: usize) -> Option<(usize, usize)> {
-    const START: &[u8] = br#"{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{"#;
-    let start = memchr::memrchr_iter(b'{', &raw[..at]).find(|&b| raw[b..].starts_with(START))?;
-    let len = object_len(&raw[start..])?;
-    (at < start + len).then_some((start, len))
+    item_around(
+        raw,
+        at,
+        br#"{"apiVersion":"kubeovn.io/v1","kind":"IP","metadata":{"#,
+    )
+}
+
+/// The items of an IPPool list answer that may be reserved for some
+/// namespaces (I19): those with a `"namespaces"` key whose value is not an
+/// empty array, and the head; `None` when the answer must be decoded in full
+/// (an escape anywhere, or not the plain shape: `items` last, each item
+/// starting `{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{`).
+/// A pool whose `spec.namespaces` is absent or empty reserves nothing, so
+/// only the others are decoded: in a cluster of 1 000 pools that reserve
+/// nothing, none. A `"namespaces"` key found elsewhere in an item (an
+/// annotation of that name) only makes that item decoded.
+pub fn reserving_pools(raw: &[u8]) -> Option<Holders<'_>> {
+    if memchr::memchr(b'\\', raw).is_some() {
+        return None;
+    }
+    let head = plain_head(raw)?;
+    let key = b"\"namespaces\"";
+    let mut items: Vec<&[u8]> = Vec::new();
+    let mut item_end = 0;
+    for at in memmem::find_iter(raw, key) {
+        if at < item_end {
+            continue;
+        }
+        // A string "namespaces" that is not a key is followed by no colon.
+        let Some(value) = skip_space(&raw[at + key.len()..]).strip_prefix(b":") else {
+            continue;
+        };
+        let value = skip_space(value);
+        if value
+            .strip_prefix(b"[")
+            .is_some_and(|rest| skip_space(rest).starts_with(b"]"))
+        {
+            continue;
+        }
+        let (start, len) = item_around(raw, at, POOL_ITEM_START)?;
+        items.push(&raw[start..start + len]);
+        item_end = start + len;
+    }
+    Some(Holders { head, items })
+}
+
+/// How the policy-server starts each item of an IPPool list.
+const POOL_ITEM_START: &[u8] = br#"{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{"#;
+
+/// The start and length of the item of a plain answer (no escapes) that
+/// starts with `start` and holds position `at`.
+fn item_around(raw: &[u8], at: usize, start: &[u8]) -> Option<(usize, usize)> {
+    let from = memchr::memrchr_iter(b'{', &raw[..at]).find(|&b| raw[b..].starts_with(start))?;
+    let len = object_len(&raw[from..])?;
+    (at < from + len).then_some((from, len))
 }
 
 /// The addresses a request claims, for the scan: each value is looked up,
@@ -362,6 +413,75 @@ mod tests {
             Item::Found(item) => Some(String::from_utf8(item.to_vec()).expect("utf-8")),
             other => panic!("{name}: {other:?}"),
         }
+    }
+
+    /// An IPPoolList as the policy-server writes it, with these items' specs.
+    fn pools(specs: &[&str]) -> String {
+        let items: Vec<String> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                format!(
+                    r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{{"annotations":{{}},"name":"p{i}"}},"spec":{spec}}}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPPoolList","metadata":{{"resourceVersion":""}},"items":[{}]}}"#,
+            items.join(",")
+        )
+    }
+
+    #[test]
+    fn only_pools_that_may_reserve_are_kept() {
+        let raw = pools(&[
+            r#"{"ips":["10.0.0.1"],"subnet":"s"}"#,
+            r#"{"ips":["10.0.0.2"],"namespaces":[],"subnet":"s"}"#,
+            r#"{"ips":["10.0.0.3"],"namespaces":["a","b"],"subnet":"s"}"#,
+            r#"{"ips":["10.0.0.4"],"namespaces":null,"subnet":"s"}"#,
+            r#"{"ips":["10.0.0.5"],"namespaces": [ ],"subnet":"s"}"#,
+        ]);
+        let found = reserving_pools(raw.as_bytes()).expect("the plain shape");
+        let kept: Vec<String> = found
+            .items
+            .iter()
+            .map(|i| String::from_utf8(i.to_vec()).expect("utf-8"))
+            .collect();
+        // The reserved pool, and the null the decoder reads (as empty).
+        assert_eq!(kept.len(), 2, "{kept:#?}");
+        assert!(kept[0].contains(r#""name":"p2""#) && kept[0].ends_with("}}"));
+        assert!(kept[1].contains(r#""name":"p3""#));
+        assert_eq!(
+            found.head,
+            br#"{"apiVersion":"kubeovn.io/v1","kind":"IPPoolList","metadata":{"resourceVersion":""},"items":[]}"#
+        );
+        // A "namespaces" annotation only makes its item decoded; a string
+        // "namespaces" that is no key, nothing.
+        let raw = raw.replace(
+            r#""metadata":{"annotations":{},"name":"p0"}"#,
+            r#""metadata":{"annotations":{"namespaces":"x","y":"namespaces"},"name":"p0"}"#,
+        );
+        let found = reserving_pools(raw.as_bytes()).expect("the plain shape");
+        assert_eq!(found.items.len(), 3);
+        // An escape anywhere, or an item the scan does not recognise: the
+        // whole list is decoded.
+        assert_eq!(
+            reserving_pools(raw.replace("\"x\"", r#""\u0078""#).as_bytes()),
+            None
+        );
+        assert_eq!(
+            reserving_pools(
+                raw.replace(r#""kind":"IPPool","#, r#""kind":"IPPool" ,"#)
+                    .as_bytes()
+            ),
+            None
+        );
+        // No pool reserves anything: nothing to decode.
+        let none = pools(&[r#"{"ips":["10.0.0.1"],"subnet":"s"}"#; 3]);
+        assert_eq!(
+            reserving_pools(none.as_bytes()).map(|f| f.items.len()),
+            Some(0)
+        );
     }
 
     #[test]

@@ -224,6 +224,38 @@ pub fn push_ippools(cluster: &mut ClusterState, pools: usize) -> Result<(), BoxE
     Ok(())
 }
 
+/// Adds `namespaces` Namespaces (`bench-ns-<k>`) as kube-ovn-controller
+/// annotates them (`handleAddNamespace`): each with the subnet of its
+/// spread (`subnet-<k mod subnets>`), its CIDR and excluded addresses.
+pub fn push_namespaces(
+    cluster: &mut ClusterState,
+    namespaces: usize,
+    subnets: usize,
+) -> Result<(), BoxError> {
+    let prefix = if subnets == 1 { 12 } else { 18 };
+    for k in 0..namespaces {
+        let j = k % subnets.max(1);
+        let base = subnet_base(j);
+        let name = format!("bench-ns-{k}");
+        cluster.push(
+            "namespaces",
+            json!({
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "uid": "5b6c7d8e-9f0a-4b1c-8d2e-3f4a5b6c7d8e",
+                             "resourceVersion": "777", "creationTimestamp": "2026-11-02T08:00:00Z",
+                             "labels": {"kubernetes.io/metadata.name": name},
+                             "annotations": {
+                                 "ovn.kubernetes.io/logical_switch": subnet_name(j),
+                                 "ovn.kubernetes.io/cidr": format!("{}/{prefix}", Ipv4Addr::from(base)),
+                                 "ovn.kubernetes.io/exclude_ips": Ipv4Addr::from(base + 1).to_string()}},
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Active"}
+            }),
+        )?;
+    }
+    Ok(())
+}
+
 /// A CREATE of `object` by `kubernetes-admin`: its name and namespace from
 /// its metadata; `kind` is (group, version, kind, resource).
 fn create_request(

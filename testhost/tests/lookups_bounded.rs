@@ -184,7 +184,8 @@ fn lists_are_kind_wide_or_narrowed_to_what_exists() {
     // every Vpc (whose status names its Subnets), every IPPool, Namespace
     // and NetworkAttachmentDefinition (I17).
     assert!(lists.len() <= 10, "{lists:#?}");
-    // I15's own-IP GETs are per pod: never cached by the policy-server.
+    // I15's own-IP GETs are per pod, I5's Namespace the request's: never
+    // cached by the policy-server.
     for get in &gets {
         assert_eq!(get["disable_cache"], json!(true), "{get}");
     }

@@ -239,7 +239,7 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
     assert_eq!(
         operations(&calls),
         [
-            "list_resources_all Namespace",
+            "get_resource Namespace",
             "list_resources_all Subnet",
             "list_resources_all Vpc",
             "list_resources_all Subnet",
@@ -249,11 +249,12 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             "list_resources_all IPPool",
         ]
     );
-    // The Namespace comes from every Namespace (one watch cache, whatever
-    // the requests name), I5's default from every Subnet, and the pod's
+    // The request's own Namespace by a GET (one API request, nothing kept
+    // by the policy-server), I5's default from every Subnet, and the pod's
     // Subnet, once its name is found among every Subnet's, from a watch
-    // cache narrowed to it: no API request once the caches are filled.
-    assert_eq!(calls[0].payload["field_selector"], Value::Null);
+    // cache narrowed to it.
+    assert_eq!(calls[0].payload["name"], json!("default"));
+    assert_eq!(calls[0].payload["disable_cache"], json!(true));
     assert_eq!(calls[3].payload["field_masks"], json!(["metadata"]));
     assert_eq!(
         calls[4].payload["field_selector"],

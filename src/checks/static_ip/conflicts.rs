@@ -230,7 +230,12 @@ impl<'r, 'c> Checker<'r, 'c> {
             Some(known) => known,
             None => {
                 let mut by_subnet: HashMap<&'c str, Vec<&'c IpPool>> = HashMap::new();
-                for pool in self.cluster.ippools()?.iter().filter(|p| self.foreign(p)) {
+                for pool in self
+                    .cluster
+                    .reserving_ippools()?
+                    .into_iter()
+                    .filter(|p| self.foreign(p))
+                {
                     by_subnet.entry(&pool.spec.subnet).or_default().push(pool);
                 }
                 self.foreign_pools.get_or_init(|| by_subnet)

@@ -6,7 +6,7 @@
 use crate::k8s::cluster::view::{Lookup, LookupError};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
-use crate::k8s::objects::{Ip, IpRef, IptablesRuleSpec, MetaRef};
+use crate::k8s::objects::{Ip, IpPool, IpRef, IptablesRuleSpec, MetaRef};
 use crate::k8s::scan;
 use crate::upstream::go_strconv::go_quote;
 use serde::Deserialize;
@@ -257,6 +257,30 @@ fn ips_where(
     }
     into.extend(decode_list_kept(&kinds::IP, raw, keep)?);
     Ok(())
+}
+
+/// The IPPools of a raw IPPool list answer whose `spec.namespaces` is not
+/// empty (I19: the only ones that reserve addresses). Where the answer has
+/// the plain shape the policy-server writes, only the items that may have
+/// such a list are decoded (`scan::reserving_pools`); otherwise every item,
+/// as [`decode_list`] reads them.
+pub(super) fn reserving_pools(raw: &[u8]) -> Lookup<Vec<IpPool>> {
+    let kind = &kinds::IPPOOL;
+    let reserves = |pool: IpPool| (!pool.spec.namespaces.is_empty()).then_some(pool);
+    if let Some(found) = scan::reserving_pools(raw)
+        && decode_list_kept(kind, &found.head, |_: IgnoredAny| None::<()>).is_ok()
+    {
+        let kept: Result<Vec<IpPool>, _> = found
+            .items
+            .iter()
+            .filter_map(|item| decode::from_slice::<IpPool>(item).map(reserves).transpose())
+            .collect();
+        // An item that does not decode: the whole list's decoding names it.
+        if let Ok(kept) = kept {
+            return Ok(kept);
+        }
+    }
+    decode_list_kept(kind, raw, reserves)
 }
 
 /// The JSON text of the object named `name` in a `{Kind}List` answer of

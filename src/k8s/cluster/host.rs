@@ -4,7 +4,7 @@
 
 use crate::k8s::cluster::answers::{
     LabelledRule, TypeHead, decode_list, find_named, holders_by_subnet, host_error_summary,
-    ips_of_subnet, is_not_found, names,
+    ips_of_subnet, is_not_found, names, reserving_pools,
 };
 use crate::k8s::cluster::bounds::{
     IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS, NAD_FIELD_MASKS,
@@ -67,11 +67,13 @@ pub struct HostCluster<H: Host = Wapc> {
     host: H,
     subnets: OnceCell<Result<Vec<Subnet>, LookupError>>,
     ippools: OnceCell<Result<Vec<IpPool>, LookupError>>,
+    /// The IPPools that reserve addresses (I19), from the same answer.
+    reserving_ippools: OnceCell<Lookup<Vec<IpPool>>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     /// Every Subnet, metadata only: the names a request's are resolved against.
     subnet_names: OnceCell<Lookup<Vec<u8>>>,
-    /// Every Namespace, metadata only.
-    all_namespaces: OnceCell<Lookup<Vec<u8>>>,
+    /// The Namespace asked for (the request's), as its GET answered.
+    namespace: RefCell<Option<(String, Lookup<Option<Namespace>>)>>,
     /// Every IPPool, as [`Self::ippools`] reads them.
     all_ippools: OnceCell<Lookup<Vec<u8>>>,
     /// Every NetworkAttachmentDefinition, of every namespace.
@@ -116,9 +118,10 @@ impl<H: Host> HostCluster<H> {
             host,
             subnets: OnceCell::new(),
             ippools: OnceCell::new(),
+            reserving_ippools: OnceCell::new(),
             vpcs: OnceCell::new(),
             subnet_names: OnceCell::new(),
-            all_namespaces: OnceCell::new(),
+            namespace: RefCell::new(None),
             all_ippools: OnceCell::new(),
             all_nads: OnceCell::new(),
             all_vips: OnceCell::new(),
@@ -459,25 +462,27 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
+    /// The request's own Namespace by one GET, instead of every Namespace's
+    /// metadata (whose copy and serialisation grew with the cluster's
+    /// Namespaces on every I5 decision). Not from the policy-server's cache
+    /// of GETs (`disable_cache`): it would answer a Namespace up to 5 s old,
+    /// where kube-ovn-controller writes the `logical_switch` annotation
+    /// moments after the namespace is created; nothing is kept (CONTRACT
+    /// §4). Read once per evaluation and name.
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
-        let found = self.named(
-            &self.all_namespaces,
+        if let Some((asked, answer)) = &*self.namespace.borrow()
+            && asked == name
+        {
+            return answer.clone();
+        }
+        let answer = self.get_object::<Namespace>(
             &kinds::NAMESPACE,
-            &METADATA_FIELD_MASKS,
             name,
-        )?;
-        found
-            .map(|item| {
-                decode::from_slice::<Namespace>(item).map_err(|e| {
-                    LookupError::get(
-                        &kinds::NAMESPACE,
-                        name,
-                        None,
-                        format!("error deserializing list all resources response: {e}"),
-                    )
-                })
-            })
-            .transpose()
+            None,
+            Some(&METADATA_FIELD_MASKS),
+        );
+        *self.namespace.borrow_mut() = Some((name.to_string(), answer.clone()));
+        answer
     }
 
     fn ippool_exists(&self, name: &str) -> Result<bool, LookupError> {
@@ -569,6 +574,26 @@ impl<H: Host> Cluster for HostCluster<H> {
                 decode_list::<IpPool>(&kinds::IPPOOL, raw)
             })
             .as_deref()
+            .map_err(Clone::clone)
+    }
+
+    /// Read from the list of every IPPool without decoding the pools that
+    /// reserve nothing (`answers::reserving_pools`).
+    fn reserving_ippools(&self) -> Result<Vec<&IpPool>, LookupError> {
+        if let Some(Ok(all)) = self.ippools.get() {
+            return Ok(all
+                .iter()
+                .filter(|p| !p.spec.namespaces.is_empty())
+                .collect());
+        }
+        self.reserving_ippools
+            .get_or_init(|| {
+                let raw =
+                    self.kind_wide(&self.all_ippools, &kinds::IPPOOL, &IPPOOL_LIST_FIELD_MASKS)?;
+                reserving_pools(raw)
+            })
+            .as_ref()
+            .map(|pools| pools.iter().collect())
             .map_err(Clone::clone)
     }
 
@@ -669,6 +694,58 @@ mod tests {
     /// now a narrowed list; the GET of the same kind still shows the texts.)
     const MISSING_POOL: &str = "Host error: Callback evaluation failure: Cannot find \
         kubeovn.io/v1/IPPool named 'pool-a' inside of namespace 'None'\n\nStack backtrace:\n   0: <unknown>";
+
+    /// A host that answers every call with one text.
+    struct Answering(String);
+
+    impl Host for Answering {
+        fn call(&self, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
+            Ok(self.0.clone().into_bytes())
+        }
+    }
+
+    #[test]
+    fn the_pools_that_reserve_are_every_pool_with_namespaces() {
+        let pool = |name: &str, namespaces: &str| {
+            format!(
+                r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{{"annotations":{{}},"managedFields":[],"name":"{name}"}},"spec":{{"ips":["10.0.0.1..10.0.0.9"],{namespaces}"subnet":"s"}}}}"#
+            )
+        };
+        let items = [
+            pool("a", ""),
+            pool("b", r#""namespaces":[],"#),
+            pool("c", r#""namespaces":["x"],"#),
+            pool("d", r#""namespaces":null,"#),
+            pool("e", r#""namespaces":["y","z"],"#),
+        ];
+        let list = format!(
+            r#"{{"apiVersion":"kubeovn.io/v1","kind":"IPPoolList","metadata":{{}},"items":[{}]}}"#,
+            items.join(",")
+        );
+        // The plain answer (scanned) and one with an escape (decoded whole).
+        for text in [list.clone(), list.replace(r#""s"}"#, r#""\u0073"}"#)] {
+            let cluster = HostCluster::with_host(Answering(text.clone()));
+            let reserving: Vec<String> = cluster
+                .reserving_ippools()
+                .expect("read")
+                .iter()
+                .map(|p| p.metadata.name.clone())
+                .collect();
+            let every = HostCluster::with_host(Answering(text));
+            let want: Vec<String> = every
+                .ippools()
+                .expect("read")
+                .iter()
+                .filter(|p| !p.spec.namespaces.is_empty())
+                .map(|p| p.metadata.name.clone())
+                .collect();
+            assert_eq!(reserving, want);
+            assert_eq!(reserving, ["c", "e"]);
+        }
+        // Not a list: the lookup fails, as decoding every pool fails.
+        let cluster = HostCluster::with_host(Answering("null".to_string()));
+        assert!(cluster.reserving_ippools().is_err());
+    }
 
     #[test]
     fn a_missing_object_is_recognised_from_the_policy_servers_answer() {

@@ -119,6 +119,15 @@ pub trait Cluster {
     }
     /// Every `kubeovn.io/v1` IPPool, its subnet and addresses (I14).
     fn ippools(&self) -> Result<&[IpPool], LookupError>;
+    /// The IPPools whose `spec.namespaces` is not empty, in no particular
+    /// order: the only ones that reserve addresses (I19).
+    fn reserving_ippools(&self) -> Result<Vec<&IpPool>, LookupError> {
+        self.ippools().map(|all| {
+            all.iter()
+                .filter(|p| !p.spec.namespaces.is_empty())
+                .collect()
+        })
+    }
     /// Whether an object of a cluster-scoped kind exists (nothing of it is read).
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError>;
     /// The ConfigMap `namespace/name`, `None` when it does not exist.

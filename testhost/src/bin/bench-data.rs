@@ -1,6 +1,9 @@
-//! `bench-data <ips> <subnets> <out-dir>`: one of `kop-bench`'s generated
-//! clusters and its requests as files, for `make bench-e2e` (the real
-//! policy-server against the API server stand-in).
+//! `bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N]`:
+//! one of `kop-bench`'s generated clusters and its requests as files, for
+//! `make bench-e2e` (the real policy-server against the API server stand-in
+//! or kube-apiserver). `--ippools` (default 1 000): IPPools of subnet 0;
+//! `--namespaces` (default 0): Namespaces annotated as kube-ovn-controller
+//! annotates them, besides what the API server has anyway.
 //!
 //! Writes `<out-dir>/cluster.json` (a conformance file's `cluster` object)
 //! and `<out-dir>/requests.json`: `[{"name", "policy", "request",
@@ -12,14 +15,25 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use testhost::BoxError;
 use testhost::bench::{
-    deployment_request, ippool_request, pod_address, pod_request, push_ippools,
+    deployment_request, ippool_request, pod_address, pod_request, push_ippools, push_namespaces,
     recorded_pod_cluster, subnet_name, subnet_request,
 };
 
-/// IPPools of subnet 0 in every generated cluster, for the IPPool CREATE.
+/// IPPools of subnet 0 in a generated cluster unless `--ippools` says, for
+/// the IPPool CREATE.
 const POOLS: usize = 1_000;
 
-fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
+/// What the command line asks for.
+struct Args {
+    ips: usize,
+    subnets: usize,
+    out: PathBuf,
+    pools: usize,
+    namespaces: usize,
+}
+
+fn run(args: &Args) -> Result<(), BoxError> {
+    let (ips, subnets, out) = (args.ips, args.subnets, &args.out);
     std::fs::create_dir_all(out)?;
     // Each Subnet's status holds the record kube-ovn-controller writes (I15).
     let mut cluster = recorded_pod_cluster(ips, subnets)?;
@@ -31,7 +45,8 @@ fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
                "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "type": "ClusterIP",
                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}}),
     )?;
-    push_ippools(&mut cluster, POOLS)?;
+    push_ippools(&mut cluster, args.pools)?;
+    push_namespaces(&mut cluster, args.namespaces, subnets)?;
     std::fs::write(
         out.join("cluster.json"),
         serde_json::to_vec(&cluster.to_json())?,
@@ -60,12 +75,25 @@ fn run(ips: usize, subnets: usize, out: &PathBuf) -> Result<(), BoxError> {
                "allowed": true}),
         json!({"name": "subnet-create", "policy": "kube-ovn-networks",
                "request": subnet_request("172.16.0.0/24", "172.16.0.1"), "allowed": true}),
-        // Among the 1 000 pools of its subnet, in the gap after the last one.
+        // Among the pools of its subnet, in the gap after the last one.
         json!({"name": "ippool-create", "policy": "kube-ovn-networks",
-               "request": ippool_request(&[format!("{}..{}", pod_address(0, 16 * POOLS + 1),
-                                                    pod_address(0, 16 * POOLS + 9))]),
+               "request": ippool_request(&[format!("{}..{}", pod_address(0, 16 * args.pools + 1),
+                                                    pod_address(0, 16 * args.pools + 9))]),
                "allowed": true}),
     ];
+    if args.namespaces > 0 {
+        // I5: no subnet named; the pod lands in its namespace's (bench-ns-0's
+        // annotation names subnet 0), at the free pod's address.
+        let mut request = pod_request(json!({
+            "ovn.kubernetes.io/ip_address": pod_address(0, per_subnet + 7).to_string()}));
+        request["namespace"] = json!("bench-ns-0");
+        request["object"]["metadata"]["namespace"] = json!("bench-ns-0");
+        requests.insert(
+            2,
+            json!({"name": "pod-static-ip-free-ns", "policy": "kube-ovn-static-ip", "request": request,
+                   "allowed": true}),
+        );
+    }
     if per_subnet > 0 {
         requests.insert(
             2,
@@ -108,21 +136,36 @@ fn restart_request(name: &str, subnet: &str, address: &str) -> Value {
     request
 }
 
+/// The command line, or `None` when it is not `<ips> <subnets> <out-dir>`
+/// followed by `--ippools N` and `--namespaces N` in any order.
+fn parse(args: &[String]) -> Option<Args> {
+    let [ips, subnets, out, rest @ ..] = args else {
+        return None;
+    };
+    let mut parsed = Args {
+        ips: ips.parse().ok()?,
+        subnets: subnets.parse().ok()?,
+        out: PathBuf::from(out),
+        pools: POOLS,
+        namespaces: 0,
+    };
+    for pair in rest.chunks(2) {
+        match pair {
+            [flag, n] if flag == "--ippools" => parsed.pools = n.parse().ok()?,
+            [flag, n] if flag == "--namespaces" => parsed.namespaces = n.parse().ok()?,
+            _ => return None,
+        }
+    }
+    Some(parsed)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let parsed = match args.as_slice() {
-        [ips, subnets, out] => ips
-            .parse()
-            .ok()
-            .zip(subnets.parse().ok())
-            .map(|(i, s)| (i, s, PathBuf::from(out))),
-        _ => None,
-    };
-    let Some((ips, subnets, out)) = parsed else {
-        eprintln!("usage: bench-data <ips> <subnets> <out-dir>");
+    let Some(args) = parse(&args) else {
+        eprintln!("usage: bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N]");
         return ExitCode::from(2);
     };
-    match run(ips, subnets, &out) {
+    match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench-data: {e}");

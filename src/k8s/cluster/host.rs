@@ -467,8 +467,8 @@ impl<H: Host> Cluster for HostCluster<H> {
     /// Namespaces on every I5 decision). Not from the policy-server's cache
     /// of GETs (`disable_cache`): it would answer a Namespace up to 5 s old,
     /// where kube-ovn-controller writes the `logical_switch` annotation
-    /// moments after the namespace is created; nothing is kept (CONTRACT
-    /// §4). Read once per evaluation and name.
+    /// moments after the namespace is created; nothing is kept
+    /// (docs/lookups.md). Read once per evaluation and name.
     fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
         if let Some((asked, answer)) = &*self.namespace.borrow()
             && asked == name

@@ -394,13 +394,18 @@ def judge_release_allocator(tag, data, answers, pin, verdicts):
                 {"allocated": True, **{o: False for o in NOT_ALLOCATED}}.get(outcome)
             theirs = case.get("controller") or {}
             pin_outcome = theirs.get("outcome") if theirs.get("input") == case_input(case) else None
-            if pin_outcome and outcome != pin_outcome:
+            pin_taken = POOL_OUTCOMES.get(pin_outcome) if kind == "IPPool" else \
+                {"allocated": True, **{o: False for o in NOT_ALLOCATED}}.get(pin_outcome)
+            # Refused, waiting or double are alike to the policy (not served): a row only where the
+            # release serves what the pin does not, or the other way round.
+            if pin_outcome and taken != pin_taken:
                 verdict = "same as the release" if taken == admitted else \
                     verdicts.get((tag, key, "controller"), UNJUDGED)
-                rows.append((key, "controller", outcome, pin_outcome, result["policy"], verdict))
+                rows.append((key, "controller", shown_outcome(record), shown_outcome(theirs), result["policy"],
+                             verdict))
             if taken is not None and taken == admitted:
                 result["status"] = "agree"
-            elif pin_outcome and outcome == pin_outcome and pin.get(str(path)) in ("differs", "agree"):
+            elif pin_outcome and taken == pin_taken and pin.get(str(path)) in ("differs", "agree"):
                 result["status"] = "differs"  # as the pin's controller: docs/fidelity.md
             elif explained(verdicts.get((tag, key, "controller"))):
                 result["status"] = "differs"
@@ -409,6 +414,13 @@ def judge_release_allocator(tag, data, answers, pin, verdicts):
                 result["why"] = f"{tag}'s controller: {outcome}; the policy {result['policy']}"
         results.append(result)
     return results, rows
+
+
+def shown_outcome(record):
+    """A controller's outcome in a table cell: the outcome and its event (a workload's first pod's)."""
+    detail = record.get("event") or record.get("condition") or ""
+    text = record.get("outcome", "") + (f" ({detail})" if detail else "")
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def compat_table(rows):

@@ -66,9 +66,11 @@
 ##
 ## Upstream and the allocator
 ##   fidelity [UPDATE=1]          every case's answer against kube-ovn-webhook's recorded one
-##   oracle [ORACLE_FLAGS=--record] *        every case asked of kube-ovn-webhook (KUBE_OVN_WEBHOOK=<binary>)
+##   oracle [ORACLE_FLAGS=--record] *        every case asked of kube-ovn-webhook (KUBE_OVN_WEBHOOK=<binary>);
+##                                ORACLE_RELEASE=v1.16.2: a release's, in tests/releases/ (docs/compatibility.md)
 ##   oracle-generated [GEN_SEED= GEN_COUNT=] *   generated requests asked of it and the policy
 ##   controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] *   every pod case on kube-ovn-controller
+##                                (ORACLE_RELEASE= as for oracle)
 ##   controller-race [RACE_ROUNDS=50] *      two pods asking for one free address at once
 ##   e2e-kube-ovn *               kube-ovn-controller allocates on e2e-cluster's control plane
 ##
@@ -255,7 +257,7 @@ fidelity: policy.wasm
 	python3 scripts/fidelity.py target/fidelity-answers.jsonl --shared $(SHARED_CASES) $(if $(UPDATE),--update-doc)
 
 oracle: cluster-bin
-	python3 -m e2e.oracle $(ORACLE_FLAGS) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
+	python3 -m e2e.oracle $(ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 
 # Generated requests asked of upstream and of the policy; every disagreement
 # is saved as a case, upstream's answer expected, in target/oracle-disagreements.
@@ -464,7 +466,7 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 # the cases' `controller`, judged by `make fidelity`). Local only: about
 # 10 minutes for the 242 pod, workload and IPPool cases, niced.
 controller-oracle-run: cluster-bin controller-manager-bin
-	nice python3 -m e2e.controller_oracle $(CONTROLLER_ORACLE_FLAGS) \
+	nice python3 -m e2e.controller_oracle $(CONTROLLER_ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) \
 		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 RACE_ROUNDS ?= 50
 controller-race-run: cluster-bin

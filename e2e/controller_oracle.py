@@ -50,10 +50,17 @@ are written into the case files. Cases are grouped by the default network
 they need (ovn-default's and join's CIDRs, the controller's flags), each
 group on a fresh control plane. Without kube-ovn-controller on PATH it prints
 one `SKIPPED:` line.
+
+With `--release <tag>` (`make controller-oracle ORACLE_RELEASE=v1.16.2`, the
+kube-ovn-controller on PATH or in $KUBE_OVN_CONTROLLER built from that tag)
+the outcomes are those of a Kube-OVN release users run: recorded in, and
+compared with, tests/releases/<tag>.json, never in the case files
+(docs/compatibility.md).
 """
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -64,7 +71,18 @@ import threading
 import time
 from pathlib import Path
 
-from e2e.harness.cases import CASE_DIRS, case_files, case_name, record_of, write_record
+from e2e.harness.cases import (
+    CASE_DIRS,
+    RELEASES,
+    case_files,
+    case_key,
+    case_name,
+    load_release,
+    record_of,
+    release_path,
+    write_record,
+    write_release_records,
+)
 from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane, bin_path
 from e2e.harness.kubeapi import Api
 from e2e.harness.kubeovn import (
@@ -951,6 +969,18 @@ def kind_of(case):
     return ((case.get("request") or {}).get("kind") or {}).get("kind")
 
 
+# The pin's record of a case that stops kube-ovn-controller (its `why` starts so; docs/fidelity.md):
+# a release's controller is not asked it either, lest every later case of its group fail.
+STOPS_CONTROLLER = "not asked: it stops kube-ovn-controller"
+
+
+def stops_controller(case):
+    """The pin's record says this case stops kube-ovn-controller: its `why`, else None."""
+    record = case.get("controller") or {}
+    why = record.get("why") or ""
+    return why if record.get("asked") is False and why.startswith(STOPS_CONTROLLER) else None
+
+
 def workload(case):
     return kind_of(case) in WORKLOAD_KINDS
 
@@ -963,8 +993,13 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (the controller's logs)")
     parser.add_argument("--race", type=int, metavar="ROUNDS",
                         help="instead of the cases: two pods asking for the same free address at once, ROUNDS times")
+    parser.add_argument("--release", default=os.environ.get("ORACLE_RELEASE", ""),
+                        help=f"the controller is this Kube-OVN release's ({', '.join(RELEASES)}): "
+                             "its records are tests/releases/<release>.json")
     args = parser.parse_args()
-    binary = shutil.which("kube-ovn-controller")
+    if args.release:
+        release_path(args.release)  # an unknown release stops here
+    binary = os.environ.get("KUBE_OVN_CONTROLLER") or shutil.which("kube-ovn-controller")
     if not binary:
         not_found("controller-oracle", "kube-ovn-controller not found")
         return 0
@@ -1010,6 +1045,11 @@ def main():
                                     manager if any(workload(c) for _, c in members) else None)
                 try:
                     for path, case in members:
+                        if args.release and stops_controller(case):
+                            result = {"asked": False, "why": stops_controller(case) + " (on the pin: not played)"}
+                            cases.append((path, case, result))
+                            print(f"# {path.name}: {json.dumps(result, ensure_ascii=False)}", flush=True)
+                            continue
                         try:
                             result = player.play_workload(case) if workload(case) else \
                                 player.play_ippool(case) if kind_of(case) == "IPPool" else player.play(case)
@@ -1027,18 +1067,25 @@ def main():
             shutil.rmtree(folder, ignore_errors=True)
     counts = {}
     different = 0
+    released = load_release(args.release)["controller"] if args.release else None
+    fresh = {}
     for path, case, result in sorted(cases, key=lambda c: str(c[0])):
-        record = record_of(case, result)
+        record = record_of(case, result, RELEASES[args.release]) if args.release else record_of(case, result)
         counts[result.get("outcome", "not asked")] = counts.get(result.get("outcome", "not asked"), 0) + 1
-        if args.record:
+        old = released.get(case_key(path)) if args.release else case.get("controller")
+        if args.record and args.release:
+            fresh[case_key(path)] = record
+        elif args.record:
             write_record(path, case, record, field="controller", after="upstream")
-        elif case.get("controller") != record:
+        elif old != record:
             different += 1
             print(f"differs {case_name(path)}:\n"
-                  f"  recorded   {json.dumps(case.get('controller'), ensure_ascii=False)}\n"
+                  f"  recorded   {json.dumps(old, ensure_ascii=False)}\n"
                   f"  controller {json.dumps(record, ensure_ascii=False)}")
     print(f"# {len(cases)} cases in {time.monotonic() - started:.0f} s: "
           + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    if fresh:
+        write_release_records(args.release, "controller", fresh)
     if args.record:
         print(f"controller-oracle: {len(cases)} recorded")
         return 0

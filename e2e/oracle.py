@@ -16,6 +16,12 @@ with it they are written into the case files. Where a case cannot be asked
 (its cluster is refused by the API server, it forbids a lookup), the record
 says why. Without the binary it prints one `SKIPPED:` line.
 
+With `--release <tag>` (`make oracle ORACLE_RELEASE=v1.16.2`, KUBE_OVN_WEBHOOK
+the webhook built from that tag) the answers are those of a Kube-OVN release
+users run: recorded in, and compared with, tests/releases/<tag>.json (keyed
+by case, each record with the same `input` hash as the pin's), never in the
+case files (docs/compatibility.md).
+
 Upstream reads the apiserver address from its own environment
 (KUBERNETES_SERVICE_HOST, contract I9): it is given the case's
 `kubernetesServiceIP` setting, else the clusterIP of the case's Service
@@ -32,7 +38,18 @@ import tempfile
 import time
 from pathlib import Path
 
-from e2e.harness.cases import CASE_DIRS, case_files, case_name, record_of, write_record
+from e2e.harness.cases import (
+    CASE_DIRS,
+    RELEASES,
+    case_files,
+    case_key,
+    case_name,
+    load_release,
+    record_of,
+    release_path,
+    write_record,
+    write_release_records,
+)
 from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane
 from e2e.harness.kubeapi import Api
 from e2e.harness.replay import Refused, Replayer
@@ -76,7 +93,15 @@ def main():
     parser.add_argument("--settle", type=float, default=0.3, help="seconds for the webhook's cache after a write")
     parser.add_argument("--webhook", default=os.environ.get("KUBE_OVN_WEBHOOK", ""))
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (webhook logs)")
+    parser.add_argument("--release", default=os.environ.get("ORACLE_RELEASE", ""),
+                        help=f"the webhook is this Kube-OVN release's ({', '.join(RELEASES)}): "
+                             "its records are tests/releases/<release>.json")
     args = parser.parse_args()
+    if args.release:
+        release_path(args.release)  # an unknown release stops here
+    released = load_release(args.release)["upstream"] if args.release else None
+    commit = RELEASES[args.release] if args.release else None
+    fresh = {}
     if not args.webhook or not os.access(args.webhook, os.X_OK):
         not_found("oracle", "KUBE_OVN_WEBHOOK names no kube-ovn-webhook binary")
         return 0
@@ -111,15 +136,19 @@ def main():
                 if why is None:
                     time.sleep(args.settle)
                     answer = webhook.ask(case["request"])
-                record = record_of(case, {"asked": False, "why": why} if why else answer)
+                result = {"asked": False, "why": why} if why else answer
+                record = record_of(case, result, commit) if commit else record_of(case, result)
                 name = case_name(path)
                 if why:
                     counts["not asked"] += 1
                 if args.record:
-                    write_record(path, case, record)
+                    if args.release:
+                        fresh[case_key(path)] = record
+                    else:
+                        write_record(path, case, record)
                     counts["recorded"] += 1
                     continue
-                old = case.get("upstream")
+                old = released.get(case_key(path)) if args.release else case.get("upstream")
                 if old is None:
                     counts["unrecorded"] += 1
                     print(f"unrecorded {name}: upstream {json.dumps(record, ensure_ascii=False)}")
@@ -138,6 +167,8 @@ def main():
         else:
             shutil.rmtree(folder, ignore_errors=True)
     print(f"# {len(cases)} cases in {time.monotonic() - started:.0f} s")
+    if fresh:
+        write_release_records(args.release, "upstream", fresh)
     if args.record:
         print(f"oracle: {counts['recorded']} recorded, {counts['not asked']} not asked")
         return 0

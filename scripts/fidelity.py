@@ -45,6 +45,19 @@ could not be asked, is counted as not asked; a stale record fails.
 `allocator: N cases, N agree, N differ as documented, N unexplained, N not asked`
 is printed before the last line.
 
+The Kube-OVN releases users run (tests/releases/<tag>.json, written by
+`make oracle ORACLE_RELEASE=<tag>` and `make controller-oracle
+ORACLE_RELEASE=<tag>`: records keyed by case, each with the case's `input`)
+are judged beside the pin, one line each before the last:
+`fidelity <tag>: N cases, N agree, N differ as documented, N unexplained`
+(and `allocator <tag>: …` where its controller was recorded). A release's
+answer that is the pin's is judged as the pin's is; one that differs from the
+pin's must be a row of docs/compatibility.md's table (between the
+`compatibility` markers, written by `--update-doc`, which keeps each row's
+verdict) whose verdict says `stricter` or `wrong`; anything else is
+unexplained. A release's unexplained, unrecorded or stale cases are printed
+and counted but do not fail the run yet (issue 47).
+
 The last line: `fidelity: N cases, N agree, N differ as documented, N unexplained`.
 Exits 1 when a case is unexplained or stale, or a document disagrees.
 """
@@ -61,6 +74,13 @@ DOC = ROOT / "docs/differences.md"
 BEGIN, END = "<!-- fidelity:begin -->", "<!-- fidelity:end -->"
 ALLOCATOR_DOC = ROOT / "docs/fidelity.md"
 ALLOCATOR_BEGIN, ALLOCATOR_END = "<!-- allocator:begin -->", "<!-- allocator:end -->"
+RELEASES_DIR = ROOT / "tests/releases"
+COMPAT_DOC = ROOT / "docs/compatibility.md"
+COMPAT_BEGIN, COMPAT_END = "<!-- compatibility:begin -->", "<!-- compatibility:end -->"
+# A compatibility row's verdict that explains it: the policy is stricter than the release there
+# (harmless: the pod could not have worked, or the pin's webhook refuses it too), or wrong on it.
+VERDICTS = ("stricter", "wrong", "same")
+UNJUDGED = "unjudged"
 # What the controller did that counts as not giving the pod an address cleanly.
 NOT_ALLOCATED = ("refused", "waiting", "double")
 # The kinds whose cases the allocator judges: pods, and the workloads that make them.
@@ -199,7 +219,7 @@ def judge_allocator(answers, items):
         record = case.get("controller")
         item = case.get("contract") if ITEM.match(str(case.get("contract"))) else case.get("difference") or "upstream"
         admitted = bool(line["allowed"])
-        entry = {"case": path.stem, "item": item, "policy": "admits" if admitted else "refuses"}
+        entry = {"case": path.stem, "file": str(path), "item": item, "policy": "admits" if admitted else "refuses"}
         if record is None or record.get("asked") is False:
             entry["status"] = "not asked"
         elif record.get("input") != case_input(case):
@@ -270,7 +290,179 @@ def check_allocator(answers, update_doc):
           f"{count['not asked']} not asked")
     if count["unexplained"]:
         problems.append(f"{count['unexplained']} cases where kube-ovn-controller did otherwise, unexplained")
-    return problems
+    return problems, {r["file"]: r["status"] for r in results}
+
+
+def case_key(path):
+    """A case's key in a release's records (e2e/harness/cases.py's case_key)."""
+    return f"{Path(path).parent.name}/{Path(path).stem}"
+
+
+def releases():
+    """Each recorded release's records, oldest tag last: [(tag, {"upstream": …, "controller": …})]."""
+    def version(path):
+        return tuple(int(n) for n in re.findall(r"\d+", path.stem))
+    return [(p.stem, json.loads(p.read_text())) for p in sorted(RELEASES_DIR.glob("v*.json"), key=version,
+                                                              reverse=True)]
+
+
+def shown(answer):
+    """An answer in a table cell: `admits`, or the code and the message."""
+    if answer["allowed"]:
+        text = "admits" + (" (warnings: " + "; ".join(answer["warnings"]) + ")" if answer["warnings"] else "")
+    else:
+        text = f"{answer['code']}: {answer['message']}"
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def compat_verdicts(doc):
+    """The verdict of each row of docs/compatibility.md's table: (release, case, program) -> verdict."""
+    if COMPAT_BEGIN not in doc or COMPAT_END not in doc:
+        return {}
+    verdicts = {}
+    for line in doc[doc.index(COMPAT_BEGIN):doc.index(COMPAT_END)].splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) == 7 and cells[1].startswith("`"):
+            verdicts[(cells[0], cells[1].strip("`"), cells[2])] = cells[6]
+    return verdicts
+
+
+def explained(verdict):
+    return bool(verdict) and verdict.split()[0].strip("*:,.").lower() in VERDICTS
+
+
+def judge_release(tag, data, answers, pin, verdicts):
+    """(results, rows): the policy's answer to every case against the release's webhook, and the
+    table rows: every case where the release's webhook answers otherwise than the pin's."""
+    results, rows = [], []
+    records = data.get("upstream", {})
+    for line in answers:
+        path = Path(line["file"])
+        entry = pin.get(str(path))
+        if entry is None:
+            continue
+        case = json.loads(path.read_text())
+        key = case_key(path)
+        record = records.get(key)
+        result = {"case": key, "item": entry["item"]}
+        if record is None:
+            result["status"] = "unrecorded"
+        elif record.get("input") != case_input(case):
+            result["status"] = "stale"
+        elif record.get("asked") is False:
+            result["status"] = "not asked"
+        else:
+            mine, policy = answer_of(record), entry["policy"]
+            theirs = entry.get("upstream")
+            if theirs is not None and mine != theirs:
+                verdict = "same as the release" if mine == policy else verdicts.get((tag, key, "webhook"), UNJUDGED)
+                rows.append((key, "webhook", shown(mine), shown(theirs), shown(policy), verdict))
+            if mine == policy:
+                result["status"] = "agree"
+            elif theirs is not None and mine == theirs:
+                result["status"] = entry["status"]  # the pin's judgement: docs/differences.md's item
+            elif explained(verdicts.get((tag, key, "webhook"))):
+                result["status"] = "differs"
+            else:
+                result["status"] = "unexplained"
+                result["why"] = f"{tag}: {shown(mine)}; the policy: {shown(policy)}"
+        results.append(result)
+    return results, rows
+
+
+def judge_release_allocator(tag, data, answers, pin, verdicts):
+    """(results, rows): the policy's decision against the release's controller, where recorded."""
+    results, rows = [], []
+    records = data.get("controller", {})
+    for line in answers:
+        path = Path(line["file"])
+        key = case_key(path)
+        record = records.get(key)
+        if record is None:
+            continue  # the controller's outcome is recorded for the cases chosen (docs/compatibility.md)
+        case = json.loads(path.read_text())
+        kind = ((case.get("request") or {}).get("kind") or {}).get("kind")
+        admitted = bool(line["allowed"])
+        result = {"case": key, "policy": "admits" if admitted else "refuses"}
+        if record.get("input") != case_input(case):
+            result["status"] = "stale"
+        elif record.get("asked") is False:
+            result["status"] = "not asked"
+        else:
+            outcome = record.get("outcome")
+            taken = POOL_OUTCOMES.get(outcome) if kind == "IPPool" else \
+                {"allocated": True, **{o: False for o in NOT_ALLOCATED}}.get(outcome)
+            theirs = case.get("controller") or {}
+            pin_outcome = theirs.get("outcome") if theirs.get("input") == case_input(case) else None
+            pin_taken = POOL_OUTCOMES.get(pin_outcome) if kind == "IPPool" else \
+                {"allocated": True, **{o: False for o in NOT_ALLOCATED}}.get(pin_outcome)
+            # Refused, waiting or double are alike to the policy (not served): a row only where the
+            # release serves what the pin does not, or the other way round.
+            if pin_outcome and taken != pin_taken:
+                verdict = "same as the release" if taken == admitted else \
+                    verdicts.get((tag, key, "controller"), UNJUDGED)
+                rows.append((key, "controller", shown_outcome(record), shown_outcome(theirs), result["policy"],
+                             verdict))
+            if taken is not None and taken == admitted:
+                result["status"] = "agree"
+            elif pin_outcome and taken == pin_taken and pin.get(str(path)) in ("differs", "agree"):
+                result["status"] = "differs"  # as the pin's controller: docs/fidelity.md
+            elif explained(verdicts.get((tag, key, "controller"))):
+                result["status"] = "differs"
+            else:
+                result["status"] = "unexplained"
+                result["why"] = f"{tag}'s controller: {outcome}; the policy {result['policy']}"
+        results.append(result)
+    return results, rows
+
+
+def shown_outcome(record):
+    """A controller's outcome in a table cell: the outcome and its event (a workload's first pod's)."""
+    detail = record.get("event") or record.get("condition") or ""
+    text = record.get("outcome", "") + (f" ({detail})" if detail else "")
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def compat_table(rows):
+    """docs/compatibility.md's table: per release, every case where it answers otherwise than the pin."""
+    lines = [COMPAT_BEGIN, "", "| release | case | program | release's answer | pin's answer | policy | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for tag, key, program, mine, theirs, policy, verdict in rows:
+        lines.append(f"| {tag} | `{key}` | {program} | {mine} | {theirs} | {policy} | {verdict} |")
+    return "\n".join(lines + ["", COMPAT_END])
+
+
+def check_releases(answers, results, allocator, update_doc):
+    """One line per recorded release (and its allocator's); docs/compatibility.md's table. The problems
+    that fail the run: the table not the records' only (a release's own findings do not fail yet)."""
+    recorded = releases()
+    if not recorded:
+        return []
+    pin = {r["file"]: r for r in results if "file" in r}
+    doc = COMPAT_DOC.read_text() if COMPAT_DOC.exists() else ""
+    verdicts = compat_verdicts(doc)
+    rows = []
+    for tag, data in recorded:
+        found, webhook_rows = judge_release(tag, data, answers, pin, verdicts)
+        allocated, controller_rows = judge_release_allocator(tag, data, answers, allocator, verdicts)
+        rows += [(tag, *r) for r in webhook_rows + controller_rows]
+        for r in found + allocated:
+            if r["status"] in ("unexplained", "stale"):
+                print(f"{r['status'].upper()} {tag} {r['case']}: {r.get('why', 'run make oracle ORACLE_RELEASE=' + tag)}")
+        count = {s: sum(1 for r in found if r["status"] == s)
+                 for s in ("agree", "differs", "unexplained", "not asked", "unrecorded", "stale")}
+        print(f"# {tag}: {count['not asked']} not asked, {count['unrecorded']} unrecorded, {count['stale']} stale")
+        if allocated:
+            a = {s: sum(1 for r in allocated if r["status"] == s)
+                 for s in ("agree", "differs", "unexplained", "not asked", "stale")}
+            print(f"allocator {tag}: {a['agree'] + a['differs'] + a['unexplained']} cases, {a['agree']} agree, "
+                  f"{a['differs']} differ as documented, {a['unexplained']} unexplained, {a['not asked']} not asked")
+        print(f"fidelity {tag}: {count['agree'] + count['differs'] + count['unexplained']} cases, "
+              f"{count['agree']} agree, {count['differs']} differ as documented, {count['unexplained']} unexplained")
+    if not doc:
+        return [f"{COMPAT_DOC.relative_to(ROOT)} is missing"]
+    return sync_table(COMPAT_DOC, doc, COMPAT_BEGIN, COMPAT_END, compat_table(rows), update_doc,
+                      "compatibility table")
 
 
 def save_generated(results, folder):
@@ -333,7 +525,24 @@ def self_test(answers):
             path.write_text(json.dumps(c, ensure_ascii=False))
             stale_allocator = judge_allocator([dict(line, file=str(path))], set())[1]
             allocator = flipped == "unexplained" and stale_allocator != []
+    # A release: its answer unlike the pin's and the policy's is unexplained without a verdict, documented
+    # with one, judged as the pin's when it is the pin's; a stale one is stale.
+    pin_results, _ = judge([line], None)
+    pin = {r["file"]: r for r in pin_results}
+    key = case_key(line["file"])
+    base = {"upstream": {key: dict(case["upstream"])}}
+    other = {"upstream": {key: dict(case["upstream"], allowed=False, code=400, message="x")}}
+    changed = {"upstream": {key: dict(case["upstream"], input="0")}}
+    verdict = {("vX", key, "webhook"): "stricter: self-test"}
+    release = [judge_release("vX", base, [line], pin, {})[0][0]["status"],
+               judge_release("vX", other, [line], pin, {}),
+               judge_release("vX", other, [line], pin, verdict)[0][0]["status"],
+               judge_release("vX", changed, [line], pin, {})[0][0]["status"]]
     checks = [("a record unlike the policy's answer is unexplained", tampered[0] == "unexplained"),
+              ("a release's answer: the pin's agrees, another is a table row, unexplained without a verdict, "
+               "documented with one, a changed case stale",
+               release[0] == "agree" and release[1][0][0]["status"] == "unexplained" and len(release[1][1]) == 1
+               and release[2] == "differs" and release[3] == "stale"),
               ("a case changed after its record is stale", stale[0] == "stale" and stale[1]),
               ("a case without a record fails", unrecorded[1] != []),
               ("the case as recorded agrees", same[0] == "agree"),
@@ -387,7 +596,10 @@ def main():
                   f"  upstream {json.dumps(r['upstream'], ensure_ascii=False)}")
         elif args.verbose or r["status"] in ("stale",):
             print(f"{r['status']:<12} {r['case']}")
-    problems += check_allocator([a for a in answers if Path(a["file"]).resolve().parent != shared], args.update_doc)
+    own = [a for a in answers if Path(a["file"]).resolve().parent != shared]
+    found, allocator = check_allocator(own, args.update_doc)
+    problems += found
+    problems += check_releases(own, results, allocator, args.update_doc)
     for p in problems:
         print(f"FAIL {p}")
     count = {s: sum(1 for r in results if r["status"] == s)

@@ -13,6 +13,10 @@ CASE_DIRS = [ROOT / "tests/conformance", ROOT / "tests/cases"]
 # The Kube-OVN commit whose programs (kube-ovn-webhook, kube-ovn-controller,
 # built by hand outside this repository) the records were made with.
 UPSTREAM_COMMIT = "1533681d7a6b"
+# The Kube-OVN releases users run, judged beside the pin (docs/compatibility.md): each tag's commit.
+# Their records are kept apart from the cases, one file per release (RELEASES_DIR/<tag>.json).
+RELEASES = {"v1.16.2": "12506be4b99b", "v1.15.24": "c95b7e889c6c"}
+RELEASES_DIR = ROOT / "tests/releases"
 
 
 def case_files(paths):
@@ -55,9 +59,38 @@ def case_input(case):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def record_of(case, result):
+def record_of(case, result, commit=UPSTREAM_COMMIT):
     """A record of upstream's outcome for a case: the commit, the case's input, then `result`."""
-    return {"commit": UPSTREAM_COMMIT, "input": case_input(case), **result}
+    return {"commit": commit, "input": case_input(case), **result}
+
+
+def case_key(path):
+    """A case's key in a release's records: its folder and file name without `.json` (`cases/274-…`)."""
+    path = Path(path)
+    return f"{path.parent.name}/{path.stem}"
+
+
+def release_path(release):
+    if release not in RELEASES:
+        raise SystemExit(f"unknown release {release!r}: one of {', '.join(RELEASES)} (e2e/harness/cases.py)")
+    return RELEASES_DIR / f"{release}.json"
+
+
+def load_release(release):
+    """A release's records: {"release", "commit", "upstream": {key: record}, "controller": {key: record}}."""
+    path = release_path(release)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return {"release": release, "commit": RELEASES[release],
+            "upstream": data.get("upstream", {}), "controller": data.get("controller", {})}
+
+
+def write_release_records(release, field, records):
+    """Records (key -> record) merged into a release's `field` (`upstream`, `controller`), keys sorted."""
+    data = load_release(release)
+    data[field] = dict(sorted({**data[field], **records}.items()))
+    path = release_path(release)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def write_record(path, case, record, field="upstream", after="expect"):

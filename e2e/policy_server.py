@@ -231,8 +231,9 @@ def main():
             (NO_GRANTS_POLICY, lambda st: st.get("code") == 400 and st.get("message", "").endswith(
                 "Host error: Policy has not been granted access to Kubernetes v1/Namespace resources. "
                 "The violation has been reported.")),
+            # The probe's first lookup is its Namespace's GET (I5).
             (NO_CAPABILITIES_POLICY, lambda st: st.get("code") == 400 and st.get("message", "").endswith(
-                "Host error: Policy has not been granted access to the 'kubernetes/list_resources_all' host "
+                "Host error: Policy has not been granted access to the 'kubernetes/get_resource' host "
                 "capability. The violation has been reported.")),
             (CUSTOM_MESSAGE_POLICY, lambda st: st == {
                 "message": CUSTOM_MESSAGE, "code": expect["code"],
@@ -265,8 +266,9 @@ def main():
         finally:
             server.stop()
         if kop_serve:
-            # A list the API server forbids: the policy's first lookup of the probe's pod is a list.
-            kinds = sorted({k for k in ("IP", "Subnet", "Namespace", "IPPool")
+            # A list the API server forbids: the probe pod's lists (its Namespace is a GET, which
+            # the API server answers at once either way, so it stays allowed).
+            kinds = sorted({k for k in ("IP", "Subnet", "IPPool")
                             if {"apiVersion": "v1" if k == "Namespace" else "kubeovn.io/v1", "kind": k}
                             in policies[probe_pid]["contextAwareResources"]})
             folder = top / "forbidden"

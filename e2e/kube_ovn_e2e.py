@@ -452,13 +452,7 @@ class KubeOvnSuite(ClusterSuite):
                     continue
                 result = self.controller_outcome(ns, name, provider, before=before,
                                                  allocations=allocations if action == "migrate-update" else None)
-                verdict, why = judge(dry, result, update_primary=action == "drop-mark")
-                tally[verdict] = tally.get(verdict, 0) + 1
-                line = (f"{what}: policy {'admits' if dry['allowed'] else 'refuses: ' + str(dry['message'])}; "
-                        f"controller {result['outcome']} {result.get('address') or result.get('event') or ''}")
-                self.notes.append(f"sequences: {line}" + (f" [{why}]" if why else ""))
-                if verdict == "unexplained":
-                    unexplained.append(line)
+                self.judge_step(what, dry, result, tally, unexplained, update_primary=action == "drop-mark")
                 continue
             elif action == "delete":
                 continue
@@ -479,17 +473,21 @@ class KubeOvnSuite(ClusterSuite):
             result = self.controller_outcome(ns, name, provider, before=before)
             if action in ("static", "pool", "attach", "reserved", "named-pool") and result["outcome"] == "allocated":
                 live[-1] = (ns, name, action == "attach", True)
-            verdict, why = judge(dry, result, named_pool=action == "named-pool")
-            tally[verdict] = tally.get(verdict, 0) + 1
-            line = (f"{what}: policy {'admits' if dry['allowed'] else 'refuses: ' + str(dry['message'])}; "
-                    f"controller {result['outcome']} {result.get('address') or result.get('event') or ''}")
-            self.notes.append(f"sequences: {line}" + (f" [{why}]" if why else ""))
-            if verdict == "unexplained":
-                unexplained.append(line)
+            self.judge_step(what, dry, result, tally, unexplained, named_pool=action == "named-pool")
         summary = ", ".join(f"{n} {k}" for k, n in sorted(tally.items()))
         self.notes.append(f"sequences: seed {self.args.seed}, {self.args.steps} steps: {summary}")
         self.check(f"sequences: every decision agrees with kube-ovn-controller or is documented ({summary})",
                    not unexplained and sum(tally.values()) > 0, "; ".join(unexplained))
+
+    def judge_step(self, what, dry, result, tally, unexplained, **how):
+        """One step's verdict (`judge`) counted in `tally`, noted, and kept in `unexplained` where it is."""
+        verdict, why = judge(dry, result, **how)
+        tally[verdict] = tally.get(verdict, 0) + 1
+        line = (f"{what}: policy {'admits' if dry['allowed'] else 'refuses: ' + str(dry['message'])}; "
+                f"controller {result['outcome']} {result.get('address') or result.get('event') or ''}")
+        self.notes.append(f"sequences: {line}" + (f" [{why}]" if why else ""))
+        if verdict == "unexplained":
+            unexplained.append(line)
 
     def test_null_selection(self):
         """A pod whose network selections hold a null: the policy refuses it (400); made anyway, as the

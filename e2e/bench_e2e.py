@@ -312,7 +312,8 @@ class Phase:
     def _start(self, args, module):
         top = self.top
         subprocess.run([args.bench_data, str(self.ips), str(self.subnets), str(top),
-                        "--ippools", str(args.ippools), "--namespaces", str(args.namespaces)], check=True)
+                        "--ippools", str(args.ippools), "--namespaces", str(args.namespaces)]
+                       + (["--selectable-ippools"] if args.selectable_ippools else []), check=True)
         self.cluster = json.loads((top / "cluster.json").read_text())
         self.requests = json.loads((top / "requests.json").read_text())
         self.by_name = {r["name"]: r for r in self.requests}
@@ -792,7 +793,10 @@ def main():
     parser.add_argument("--load-connections", type=int, default=None,
                         help="kube-apiserver only: connections writing the objects at once (default 16)")
     parser.add_argument("--ippools", type=int, default=1_000,
-                        help="IPPools in the generated clusters (bench-data; all of subnet 0)")
+                        help="IPPools in the generated clusters (bench-data: in turn over the subnets)")
+    parser.add_argument("--selectable-ippools", action="store_true",
+                        help="the IPPool CRD declares spec.subnet selectable (kube-apiserver: the installed CRD "
+                             "amended): the policy lists the free pod's subnet's IPPools alone (I19)")
     parser.add_argument("--namespaces", type=int, default=0,
                         help="Namespaces in the generated clusters besides the API server's own (bench-data: "
                              "annotated as kube-ovn-controller annotates them)")

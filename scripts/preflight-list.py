@@ -50,8 +50,10 @@ def checks(validate):
         verbs = tuple(v for v in ("get", "list", "watch") if any(v in validate.VERBS[w] for w in ways))
         resource = f"{plural}.{group}" if group else plural
         if len(entry) > 2:
+            # "*": a cluster-scoped kind granted by name.
+            where = "" if entry[2] == "*" else f"-n {entry[2]}"
             for name in sorted(entry[3]):
-                named.append((verbs, (f"{plural}/{name}",), f"-n {entry[2]}", "SA"))
+                named.append((verbs, (f"{resource if group else plural}/{name}",), where, "SA"))
         else:
             groups.setdefault(verbs, []).append(resource)
     out = [(verbs, tuple(resources), "", "SA") for verbs, resources in sorted(groups.items(), key=lambda g: -len(g[0]))]

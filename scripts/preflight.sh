@@ -41,6 +41,7 @@ done
 check yes get services/kubernetes -n default --as=$ps
 check yes get configmaps/ovn-vpc-nat-config -n kube-system --as=$ps
 check yes get configmaps/ovn-vpc-nat-gw-config -n kube-system --as=$ps
+for v in list watch; do check yes $v customresourcedefinitions.apiextensions.k8s.io/ippools.kubeovn.io --as=$ps; done
 for r in network-attachment-definitions.k8s.cni.cncf.io ippools.kubeovn.io ips.kubeovn.io \
     iptables-dnat-rules.kubeovn.io iptables-eips.kubeovn.io iptables-fip-rules.kubeovn.io \
     iptables-snat-rules.kubeovn.io ovn-dnat-rules.kubeovn.io ovn-eips.kubeovn.io \

@@ -116,8 +116,11 @@ DISCOVERY = {
                                       STATUS]),
     "configmaps": ("configmap", ["cm"], []),
     "network-attachment-definitions": ("network-attachment-definition", ["net-attach-def"], []),
+    "customresourcedefinitions": ("customresourcedefinition", ["crd", "crds"], [STATUS]),
 }
-CATEGORIES = {"services": ["all"]}
+CATEGORIES = {"services": ["all"], "customresourcedefinitions": ["api-extensions"]}
+# Built-in API groups: their kinds' verbs as the core group's, not a CRD's.
+BUILT_IN_GROUPS = {"", "apiextensions.k8s.io"}
 CR_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
 CORE_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 NAMESPACE_VERBS = ["create", "delete", "get", "list", "patch", "update", "watch"]
@@ -315,6 +318,20 @@ def label_matches(obj, reqs):
             if (op == ">" and not n > int(values[0])) or (op == "<" and not n < int(values[0])):
                 return False
     return True
+
+
+def selectable_fields(cluster, api_version, plural):
+    """The fields a CRD of the cluster declares selectable for a kind's version
+    (`spec.versions[].selectableFields`, kube-apiserver 1.32+), without the dot."""
+    group, _, version = api_version.rpartition("/")
+    out = set()
+    for crd in cluster.objects.get(("apiextensions.k8s.io/v1", "customresourcedefinitions"), []):
+        if (crd.get("metadata") or {}).get("name") != f"{plural}.{group}":
+            continue
+        for v in (crd.get("spec") or {}).get("versions") or []:
+            if v.get("name") == version:
+                out |= {f["jsonPath"].lstrip(".") for f in v.get("selectableFields") or [] if f.get("jsonPath")}
+    return out
 
 
 def field_value(obj, key):
@@ -546,7 +563,8 @@ class Handler(BaseHTTPRequestHandler):
             if av != api_version:
                 continue
             singular, short_names, subresources = DISCOVERY[plural]
-            verbs = CR_VERBS if group else NAMESPACE_VERBS if plural == "namespaces" else CORE_VERBS
+            verbs = CR_VERBS if group not in BUILT_IN_GROUPS else NAMESPACE_VERBS if plural == "namespaces" \
+                else CORE_VERBS
             entry = {"name": plural, "singularName": singular, "namespaced": namespaced, "kind": kind,
                      "verbs": verbs, "shortNames": short_names}
             if plural in CATEGORIES:
@@ -615,7 +633,8 @@ class Handler(BaseHTTPRequestHandler):
             fields = parse_field_selector(query.get("fieldSelector"))
         except ValueError as e:
             return status(400, "BadRequest", str(e))
-        supported = {"metadata.name"} | ({"metadata.namespace"} if namespaced else set()) | EXTRA_FIELDS.get(plural, set())
+        supported = {"metadata.name"} | ({"metadata.namespace"} if namespaced else set()) \
+            | EXTRA_FIELDS.get(plural, set()) | selectable_fields(cluster, api_version, plural)
         for key, _, _ in fields:
             if key not in supported:
                 if plural == "configmaps":  # its own wording

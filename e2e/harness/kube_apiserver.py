@@ -42,7 +42,7 @@ NAMESPACE = "kubewarden"
 SERVICE_ACCOUNT = "kube-ovn-policy-server"
 USER = f"system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"
 # The order objects are written in: what others refer to first.
-LOAD_ORDER = ["namespaces", "vpcs", "subnets", "ippools", "ips"]
+LOAD_ORDER = ["customresourcedefinitions", "namespaces", "vpcs", "subnets", "ippools", "ips"]
 
 
 class Connection:
@@ -248,6 +248,8 @@ class KubeApiServer:
         body = clean(obj)
         body.setdefault("apiVersion", api_version)
         body.setdefault("kind", kind)
+        if key == "customresourcedefinitions":
+            return self._amend_crd(conn, obj)
         if key == "services":
             # The API server's own Service default/kubernetes (a POST of it is refused for its
             # address before its name): the generated one must match it.
@@ -267,6 +269,23 @@ class KubeApiServer:
             if code != 200:
                 raise ControlPlaneError(f"PATCH {kind} {obj['metadata']['name']}/status: {code} {raw[:300]!r}")
         return 0
+
+    def _amend_crd(self, conn, obj):
+        """A CRD of the cluster is one install_crds applied: only what the case
+        adds to a version (its `selectableFields`) is written into it; 1."""
+        path = resource_path("apiextensions.k8s.io/v1", "customresourcedefinitions", None, obj["metadata"]["name"])
+        code, raw = conn.request("GET", path)
+        if code != 200:
+            raise ControlPlaneError(f"GET CRD {obj['metadata']['name']}: {code} {raw[:300]!r}")
+        crd = json.loads(raw)
+        wanted = {v["name"]: v for v in obj.get("spec", {}).get("versions", [])}
+        for version in crd["spec"]["versions"]:
+            if "selectableFields" in wanted.get(version["name"], {}):
+                version["selectableFields"] = wanted[version["name"]]["selectableFields"]
+        code, raw = conn.request("PUT", path, crd)
+        if code != 200:
+            raise ControlPlaneError(f"PUT CRD {obj['metadata']['name']}: {code} {raw[:300]!r}")
+        return 1
 
     def check_counts(self, cluster):
         """Every kind holds as many objects as the cluster has (a consistent LIST from etcd)."""

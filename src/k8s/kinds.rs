@@ -30,8 +30,9 @@ pub struct ApiResource {
     /// What the policy asks of the API server for it: `get_resource` (a GET)
     /// and `list_resources_all` (a LIST, then a WATCH for its cache).
     pub lookups: &'static [Lookup],
-    /// Where the policy's GETs of a namespaced kind go: the namespace and
-    /// the names, the only ones `deploy/rbac.yaml` grants.
+    /// The names the policy's lookups of the kind are confined to, the only
+    /// ones `deploy/rbac.yaml` grants: with their namespace for a namespaced
+    /// kind, `*` (granted cluster-wide by name) for a cluster-scoped one.
     pub only: Option<(&'static str, &'static [&'static str])>,
 }
 
@@ -187,8 +188,24 @@ pub const NETWORK_ATTACHMENT_DEFINITION: ApiResource = ApiResource {
     only: None,
 };
 
+/// The name of Kube-OVN's IPPool CRD.
+pub const IPPOOL_CRD_NAME: &str = "ippools.kubeovn.io";
+
+/// The IPPool CRD, read by its name alone: whether it declares `spec.subnet`
+/// a selectable field, so that a subnet's IPPools can be listed by it (I19).
+pub const CUSTOM_RESOURCE_DEFINITION: ApiResource = ApiResource {
+    group: "apiextensions.k8s.io",
+    api_version: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    plural: "customresourcedefinitions",
+    namespaced: false,
+    case_key: "customresourcedefinitions",
+    lookups: &[List],
+    only: Some(("*", &[IPPOOL_CRD_NAME])),
+};
+
 /// Every kind, in the order conformance files list them.
-pub const ALL: [ApiResource; 19] = [
+pub const ALL: [ApiResource; 20] = [
     IP,
     SUBNET,
     VPC,
@@ -208,6 +225,7 @@ pub const ALL: [ApiResource; 19] = [
     SERVICE,
     CONFIG_MAP,
     NETWORK_ATTACHMENT_DEFINITION,
+    CUSTOM_RESOURCE_DEFINITION,
 ];
 
 /// The kind of that `apiVersion` and `kind`.

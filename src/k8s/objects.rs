@@ -19,7 +19,7 @@ pub use self::core::{
     NetworkAttachmentDefinitionSpec, Service, ServiceSpec,
 };
 pub use ip::{Ip, IpRef, IpSpec, MetaRef};
-pub use ippool::{IpPool, IpPoolSpec};
+pub use ippool::{CrdSpec, CrdVersion, IpPool, IpPoolCrd, IpPoolSpec, SelectableField};
 pub use nat::{
     Enabled, IptablesEip, IptablesEipSpec, IptablesRule, IptablesRuleSpec, NatStatus, OvnEip,
     OvnEipSpec, OvnRule, OvnRuleSpec, Ready, Toleration, VpcNatGateway, VpcNatGatewaySpec,

@@ -199,15 +199,24 @@ pub fn subnet_cluster(subnets: usize) -> Result<ClusterState, BoxError> {
 /// addresses and a single address.
 pub fn ippool_cluster(pools: usize) -> Result<ClusterState, BoxError> {
     let mut cluster = pod_cluster(0, 1)?;
-    push_ippools(&mut cluster, pools)?;
+    push_ippools(&mut cluster, pools, 0..1)?;
     Ok(cluster)
 }
 
-/// Adds `pools` IPPools of subnet 0 (16 addresses apart: a range of 8 and
-/// one address each) to a cluster; the addresses after them are free.
-pub fn push_ippools(cluster: &mut ClusterState, pools: usize) -> Result<(), BoxError> {
+/// Adds `pools` IPPools to a cluster, in turn over the subnets of `subnets`
+/// (pool `k` in subnet `start + k mod len`), each a range of 8 addresses and
+/// one address, 16 addresses apart in its subnet; the addresses after them
+/// are free. Pool 0 is `pod_address(j, 0..=7)` and `pod_address(j, 10)` of
+/// the first subnet `j`.
+pub fn push_ippools(
+    cluster: &mut ClusterState,
+    pools: usize,
+    subnets: std::ops::Range<usize>,
+) -> Result<(), BoxError> {
+    let spread = subnets.len().max(1);
     for k in 0..pools {
-        let (first, single) = (pod_address(0, 16 * k), pod_address(0, 16 * k + 10));
+        let (j, n) = (subnets.start + k % spread, k / spread);
+        let (first, single) = (pod_address(j, 16 * n), pod_address(j, 16 * n + 10));
         let last = Ipv4Addr::from(u32::from(first) + 7);
         cluster.push(
             "ippools",
@@ -216,12 +225,26 @@ pub fn push_ippools(cluster: &mut ClusterState, pools: usize) -> Result<(), BoxE
                 "metadata": {"name": format!("pool-{k}"), "finalizers": ["kubeovn.io/kube-ovn-controller"],
                              "uid": "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "resourceVersion": "555",
                              "generation": 1, "creationTimestamp": "2026-11-03T09:00:00Z"},
-                "spec": {"subnet": subnet_name(0), "ips": [format!("{first}..{last}"), single.to_string()]},
+                "spec": {"subnet": subnet_name(j), "ips": [format!("{first}..{last}"), single.to_string()]},
                 "status": {"v4AvailableIPs": 9, "v4UsingIPs": 0, "v4AvailableIPRange": format!("{first}-{last},{single}")}
             }),
         )?;
     }
     Ok(())
+}
+
+/// Kube-OVN's IPPool CRD as an operator may amend it: `spec.subnet` a
+/// selectable field of `v1` (Kubernetes 1.32+), so that the policy lists a
+/// subnet's IPPools alone (I19). Only what the policy reads of it.
+pub fn selectable_ippool_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "ippools.kubeovn.io"},
+        "spec": {"group": "kubeovn.io", "scope": "Cluster",
+                 "names": {"kind": "IPPool", "listKind": "IPPoolList", "plural": "ippools", "singular": "ippool"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "selectableFields": [{"jsonPath": ".spec.subnet"}]}]}
+    })
 }
 
 /// Adds `namespaces` Namespaces (`bench-ns-<k>`) as kube-ovn-controller

@@ -189,7 +189,11 @@ impl ClusterState {
                 let fields = req
                     .field_selector
                     .as_deref()
-                    .map(parse_field_selector)
+                    .map(|text| {
+                        let selectable =
+                            selectable_fields(&self.objects, &req.api_version, &req.kind);
+                        parse_field_selector(text, &selectable)
+                    })
                     .transpose()?;
                 let items: Vec<Value> = self
                     .objects
@@ -319,18 +323,51 @@ fn parse_label_selector(selector: &str) -> Result<Vec<LabelTerm>, BoxError> {
 
 /// One term of a field selector: `metadata.name` or `metadata.namespace`.
 struct FieldTerm {
-    field: &'static str,
+    path: Vec<String>,
     value: String,
     equal: bool,
 }
 
 impl FieldTerm {
     fn matches(&self, object: &Value) -> bool {
-        (str_at(object, &["metadata", self.field]) == self.value) == self.equal
+        let path: Vec<&str> = self.path.iter().map(String::as_str).collect();
+        (str_at(object, &path) == self.value) == self.equal
     }
 }
 
-fn parse_field_selector(selector: &str) -> Result<Vec<FieldTerm>, BoxError> {
+/// The fields a CRD among the objects declares selectable for a kind
+/// (`spec.versions[].selectableFields[].jsonPath`, as `spec.subnet`), as
+/// kube-apiserver 1.32+ serves them.
+fn selectable_fields(objects: &[(usize, Value)], api_version: &str, kind: &str) -> Vec<String> {
+    let Some((group, version)) = api_version.split_once('/') else {
+        return Vec::new();
+    };
+    let plural = KINDS
+        .iter()
+        .find(|k| k.api_version == api_version && k.kind == kind)
+        .map(|k| k.plural)
+        .unwrap_or_default();
+    let crd = format!("{plural}.{group}");
+    objects
+        .iter()
+        .filter(|(k, o)| {
+            KINDS[*k].kind == "CustomResourceDefinition" && str_at(o, &["metadata", "name"]) == crd
+        })
+        .filter_map(|(_, o)| o.pointer("/spec/versions")?.as_array())
+        .flatten()
+        .filter(|v| str_at(v, &["name"]) == version)
+        .filter_map(|v| v.get("selectableFields")?.as_array())
+        .flatten()
+        .filter_map(|f| {
+            f.get("jsonPath")?
+                .as_str()?
+                .strip_prefix('.')
+                .map(str::to_string)
+        })
+        .collect()
+}
+
+fn parse_field_selector(selector: &str, selectable: &[String]) -> Result<Vec<FieldTerm>, BoxError> {
     selector
         .split(',')
         .filter(|t| !t.trim().is_empty())
@@ -342,13 +379,14 @@ fn parse_field_selector(selector: &str) -> Result<Vec<FieldTerm>, BoxError> {
             } else {
                 return Err(format!("invalid field selector term {term:?}").into());
             };
-            let field = match key.trim() {
-                "metadata.name" => "name",
-                "metadata.namespace" => "namespace",
-                other => return Err(format!("unsupported field selector {other:?}").into()),
-            };
+            let key = key.trim();
+            if !matches!(key, "metadata.name" | "metadata.namespace")
+                && !selectable.iter().any(|f| f == key)
+            {
+                return Err(format!("unsupported field selector {key:?}").into());
+            }
             Ok(FieldTerm {
-                field,
+                path: key.split('.').map(str::to_string).collect(),
                 value: value.trim().to_string(),
                 equal,
             })

@@ -10,7 +10,9 @@
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use testhost::bench::{deployment_request, pod_address, pod_cluster, pod_request, subnet_name};
+use testhost::bench::{
+    deployment_request, pod_address, pod_cluster, pod_request, selectable_ippool_crd, subnet_name,
+};
 use testhost::cluster::ClusterState;
 use testhost::{HostCall, Policy};
 
@@ -22,7 +24,9 @@ fn policy() -> Policy {
     Policy::load(&wasm).expect("build it first with `make policy.wasm`")
 }
 
-/// Ten subnets of 100 IP objects, a namespace and an IPPool.
+/// Ten subnets of 100 IP objects, a namespace and an IPPool, and the IPPool
+/// CRD making `spec.subnet` selectable (so a subnet's IPPools are a list
+/// narrowed to it).
 fn cluster() -> ClusterState {
     let mut cluster = pod_cluster(1_000, 10).expect("cluster");
     cluster
@@ -46,6 +50,9 @@ fn cluster() -> ClusterState {
                    "spec": {"config": r#"{"cniVersion":"0.3.0","type":"kube-ovn","provider":"real-nad.default.ovn"}"#}}),
         )
         .expect("nad");
+    cluster
+        .push("customresourcedefinitions", selectable_ippool_crd())
+        .expect("crd");
     cluster
 }
 
@@ -149,11 +156,16 @@ fn lists_are_kind_wide_or_narrowed_to_what_exists() {
                             .map(str::to_string)
                     };
                     let by_name = narrowed_to("metadata.name=", &p["field_selector"]);
-                    let by_subnet = narrowed_to("ovn.kubernetes.io/subnet=", &p["label_selector"]);
+                    let by_subnet = narrowed_to("ovn.kubernetes.io/subnet=", &p["label_selector"])
+                        .or_else(|| narrowed_to("spec.subnet=", &p["field_selector"]));
                     let exists = match (p["kind"].as_str(), by_name, by_subnet) {
                         (_, None, None) => true,
                         (Some("Subnet"), Some(name), None) => subnets.contains(&name),
-                        (Some("IP"), None, Some(subnet)) => subnets.contains(&subnet),
+                        (Some("IP" | "IPPool"), None, Some(subnet)) => subnets.contains(&subnet),
+                        // The one CRD read, by its fixed name.
+                        (Some("CustomResourceDefinition"), Some(name), None) => {
+                            name == "ippools.kubeovn.io"
+                        }
                         _ => false,
                     };
                     let other_label = p["label_selector"].as_str().is_some_and(|s| {
@@ -182,8 +194,9 @@ fn lists_are_kind_wide_or_narrowed_to_what_exists() {
     // Every IP list is by an existing subnet, without the label, or whole;
     // Subnet lists: every Subnet, and the one subnet named that exists;
     // every Vpc (whose status names its Subnets), every IPPool, Namespace
-    // and NetworkAttachmentDefinition (I17).
-    assert!(lists.len() <= 10, "{lists:#?}");
+    // and NetworkAttachmentDefinition (I17); the IPPool CRD, and the
+    // IPPools of each subnet that exists that an address was checked in.
+    assert!(lists.len() <= 13, "{lists:#?}");
     // I15's own-IP GETs are per pod, I5's Namespace the request's: never
     // cached by the policy-server.
     for get in &gets {

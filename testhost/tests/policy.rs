@@ -234,8 +234,8 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
     let (verdict, calls) = validate_pod(json!({"ovn.kubernetes.io/ip_address": "10.16.0.16"}));
     assert!(verdict.accepted, "{verdict:?}");
     // The pod's Subnet is read once, for its record of what is in use (I15;
-    // it has none) and for I6; every IPPool once, for those reserved for
-    // other namespaces (I19).
+    // it has none) and for I6; the IPPool CRD, then every IPPool once, for
+    // those reserved for other namespaces (I19).
     assert_eq!(
         operations(&calls),
         [
@@ -246,9 +246,17 @@ fn a_free_address_is_admitted_after_looking_up_its_subnet() {
             "list_resources_all Subnet",
             "list_resources_all IP",
             "list_resources_all IP",
+            "list_resources_all CustomResourceDefinition",
             "list_resources_all IPPool",
         ]
     );
+    // The IPPool CRD by its name, as Kube-OVN ships it (no selectable
+    // field): every IPPool.
+    assert_eq!(
+        calls[7].payload["field_selector"],
+        json!("metadata.name=ippools.kubeovn.io")
+    );
+    assert_eq!(calls[8].payload["field_selector"], Value::Null);
     // The request's own Namespace by a GET (one API request, nothing kept
     // by the policy-server), I5's default from every Subnet, and the pod's
     // Subnet, once its name is found among every Subnet's, from a watch
@@ -315,7 +323,8 @@ fn a_subnets_record_spares_the_ip_lookups() {
     };
     // Free by the record: only the Subnet (its name found in the Vpc's
     // status, so every Subnet's metadata is not read), whose masks carry
-    // the record, and every IPPool (I19: none reserves the address).
+    // the record, the IPPool CRD and every IPPool (I19: none reserves the
+    // address).
     let (verdict, ops, calls) = ask("10.16.0.30", json!({}));
     assert!(verdict.accepted, "{verdict:?}");
     assert_eq!(
@@ -323,6 +332,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
         [
             "list_resources_all Vpc ",
             "list_resources_all Subnet ",
+            "list_resources_all CustomResourceDefinition ",
             "list_resources_all IPPool "
         ]
     );
@@ -337,6 +347,7 @@ fn a_subnets_record_spares_the_ip_lookups() {
             "list_resources_all Vpc ",
             "list_resources_all Subnet ",
             "get_resource IP app-1.default",
+            "list_resources_all CustomResourceDefinition ",
             "list_resources_all IPPool "
         ]
     );

@@ -14,7 +14,7 @@ use crate::k8s::objects::{Ip, IpPool};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_ipam::{Addr, RangeList, new_ip_range_list_from};
-use std::cell::{OnceCell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -39,7 +39,7 @@ pub type Index = HashMap<IpAddr, Vec<Rc<Ip>>>;
 
 /// The IPPools of one subnet reserved for other namespaces (I19), in name
 /// order, each with its addresses as the controller's IPAM reads them.
-type Reserving<'c> = Rc<Vec<(&'c IpPool, RangeList)>>;
+type Reserving = Rc<Vec<(IpPool, RangeList)>>;
 
 /// The checks of one claim. Whatever a check reads is read and parsed once
 /// per evaluation, however many NICs ask for it (docs/lookups.md): the IP
@@ -57,9 +57,7 @@ pub struct Checker<'r, 'c> {
     indexes: RefCell<HashMap<String, Rc<Index>>>,
     records: RefCell<HashMap<String, Option<Rc<Record>>>>,
     own_ips: RefCell<HashMap<String, Option<Rc<Ip>>>>,
-    reserving: RefCell<HashMap<String, Reserving<'c>>>,
-    /// I19: the IPPools reserved for other namespaces, by subnet.
-    foreign_pools: OnceCell<HashMap<&'c str, Vec<&'c IpPool>>>,
+    reserving: RefCell<HashMap<String, Reserving>>,
 }
 
 impl<'r, 'c> Checker<'r, 'c> {
@@ -80,7 +78,6 @@ impl<'r, 'c> Checker<'r, 'c> {
             records: RefCell::default(),
             own_ips: RefCell::default(),
             reserving: RefCell::default(),
-            foreign_pools: OnceCell::new(),
         }
     }
 
@@ -222,30 +219,16 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// I19: the IPPools of `subnet` reserved for namespaces other than the
     /// claim's, in name order, read and parsed once per subnet. A pool the
     /// controller's IPAM cannot read reserves nothing.
-    fn reserving(&self, subnet: &str) -> Result<Reserving<'c>, Denial> {
+    fn reserving(&self, subnet: &str) -> Result<Reserving, Denial> {
         if let Some(pools) = self.reserving.borrow().get(subnet) {
             return Ok(pools.clone());
         }
-        let by_subnet = match self.foreign_pools.get() {
-            Some(known) => known,
-            None => {
-                let mut by_subnet: HashMap<&'c str, Vec<&'c IpPool>> = HashMap::new();
-                for pool in self
-                    .cluster
-                    .reserving_ippools()?
-                    .into_iter()
-                    .filter(|p| self.foreign(p))
-                {
-                    by_subnet.entry(&pool.spec.subnet).or_default().push(pool);
-                }
-                self.foreign_pools.get_or_init(|| by_subnet)
-            }
-        };
-        let mut pools: Vec<(&'c IpPool, RangeList)> = by_subnet
-            .get(subnet)
+        let mut pools: Vec<(IpPool, RangeList)> = self
+            .cluster
+            .reserving_ippools(subnet)?
             .into_iter()
-            .flatten()
-            .filter_map(|&pool| {
+            .filter(|p| self.foreign(p))
+            .filter_map(|pool| {
                 new_ip_range_list_from(pool.spec.ips.iter().map(|ip| ip.as_str()))
                     .ok()
                     .map(|ranges| (pool, ranges))

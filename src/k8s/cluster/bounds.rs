@@ -55,10 +55,15 @@ pub const SUBNET_GET_FIELD_MASKS: [&str; 7] = [
 pub const METADATA_FIELD_MASKS: [&str; 1] = ["metadata"];
 
 /// The fields of every IPPool an IPPool CREATE or UPDATE compares itself
-/// with (I14): one watch cache of all pools, whatever the subnet asked
-/// about (kube-ovn-controller labels no pool with its subnet, and a CRD's
-/// `spec.subnet` is no field selector).
+/// with (I14), and of a subnet's pools (I19): one watch cache of all pools,
+/// and one per Subnet where the IPPool CRD makes `spec.subnet` selectable
+/// (kube-ovn-controller labels no pool with its subnet, and Kube-OVN's CRD
+/// declares no selectable field: an operator may add it).
 pub const IPPOOL_LIST_FIELD_MASKS: [&str; 3] = ["spec.ips", "spec.namespaces", "spec.subnet"];
+
+/// The fields of the IPPool CRD read: whether a version declares
+/// `spec.subnet` selectable.
+pub const CRD_FIELD_MASKS: [&str; 2] = ["spec.versions.name", "spec.versions.selectableFields"];
 
 /// The field of a NetworkAttachmentDefinition a pod's selection reads: its
 /// CNI config (I17). Every NAD of every namespace is one watch cache.

@@ -7,17 +7,18 @@ use crate::k8s::cluster::answers::{
     ips_of_subnet, is_not_found, names, reserving_pools,
 };
 use crate::k8s::cluster::bounds::{
-    IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS, NAD_FIELD_MASKS,
-    SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VIP_FIELD_MASKS, VPC_FIELD_MASKS,
-    VPC_REFERRER_FIELD_MASKS, is_fixed_name, label_selector, labelled_field_masks, masks,
+    CRD_FIELD_MASKS, IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS,
+    NAD_FIELD_MASKS, SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VIP_FIELD_MASKS,
+    VPC_FIELD_MASKS, VPC_REFERRER_FIELD_MASKS, is_fixed_name, label_selector, labelled_field_masks,
+    masks,
 };
 use crate::k8s::cluster::view::{AddressSet, Cluster, Lookup, LookupError, OvnNatKind};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
-    ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Meta, Namespace, NetworkAttachmentDefinition,
-    PodVip, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
+    ConfigMap, Ip, IpPool, IpPoolCrd, IptablesEip, IptablesRule, Meta, Namespace,
+    NetworkAttachmentDefinition, PodVip, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
 };
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
@@ -69,6 +70,10 @@ pub struct HostCluster<H: Host = Wapc> {
     ippools: OnceCell<Result<Vec<IpPool>, LookupError>>,
     /// The IPPools that reserve addresses (I19), from the same answer.
     reserving_ippools: OnceCell<Lookup<Vec<IpPool>>>,
+    /// Whether the IPPool CRD makes `spec.subnet` selectable.
+    ippools_by_subnet: OnceCell<bool>,
+    /// The IPPools reserving addresses of each subnet asked about (I19).
+    subnet_ippools: RefCell<HashMap<String, Lookup<Vec<IpPool>>>>,
     vpcs: OnceCell<Result<Vec<Vpc>, LookupError>>,
     /// Every Subnet, metadata only: the names a request's are resolved against.
     subnet_names: OnceCell<Lookup<Vec<u8>>>,
@@ -119,6 +124,8 @@ impl<H: Host> HostCluster<H> {
             subnets: OnceCell::new(),
             ippools: OnceCell::new(),
             reserving_ippools: OnceCell::new(),
+            ippools_by_subnet: OnceCell::new(),
+            subnet_ippools: RefCell::default(),
             vpcs: OnceCell::new(),
             subnet_names: OnceCell::new(),
             namespace: RefCell::new(None),
@@ -237,6 +244,25 @@ impl<H: Host> HostCluster<H> {
         .and_then(|raw| decode_list::<SubnetByName>(&kinds::SUBNET, &raw))
         .map(|items| items.into_iter().next().map(Subnet::from))
         .map_err(|e| LookupError::get(&kinds::SUBNET, name, None, e.why))
+    }
+
+    /// Whether a subnet's IPPools can be listed by `spec.subnet`: the Subnet
+    /// exists (a watch cache per Subnet, never per name a request invents)
+    /// and the IPPool CRD declares the field selectable (read by its name,
+    /// one watch cache, once per evaluation). Where the CRD cannot be read
+    /// (not granted, an older deployment), every IPPool is read as before.
+    fn ippools_selectable_by(&self, subnet: &str) -> Lookup<bool> {
+        let selectable = *self.ippools_by_subnet.get_or_init(|| {
+            self.list_selected(
+                &kinds::CUSTOM_RESOURCE_DEFINITION,
+                None,
+                Some(format!("metadata.name={}", kinds::IPPOOL_CRD_NAME)),
+                Some(&CRD_FIELD_MASKS),
+            )
+            .and_then(|raw| decode_list::<IpPoolCrd>(&kinds::CUSTOM_RESOURCE_DEFINITION, &raw))
+            .is_ok_and(|crds| crds.iter().any(IpPoolCrd::selects_subnet))
+        });
+        Ok(selectable && self.subnet_exists(subnet)?)
     }
 
     /// Whether a Subnet of that name exists. kube-ovn-controller lists every
@@ -577,24 +603,52 @@ impl<H: Host> Cluster for HostCluster<H> {
             .map_err(Clone::clone)
     }
 
-    /// Read from the list of every IPPool without decoding the pools that
-    /// reserve nothing (`answers::reserving_pools`).
-    fn reserving_ippools(&self) -> Result<Vec<&IpPool>, LookupError> {
+    /// Where the IPPool CRD declares `spec.subnet` selectable, and the
+    /// Subnet exists, a list narrowed to the subnet (one watch cache per
+    /// Subnet that exists); otherwise the list of every IPPool, without
+    /// decoding the pools that reserve nothing (`answers::reserving_pools`).
+    /// Either way the API server's own answer, exact (docs/lookups.md).
+    fn reserving_ippools(&self, subnet: &str) -> Result<Vec<IpPool>, LookupError> {
+        let of_subnet = |pools: &mut dyn Iterator<Item = &IpPool>| {
+            pools
+                .filter(|p| p.spec.subnet == subnet && !p.spec.namespaces.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         if let Some(Ok(all)) = self.ippools.get() {
-            return Ok(all
-                .iter()
-                .filter(|p| !p.spec.namespaces.is_empty())
-                .collect());
+            return Ok(of_subnet(&mut all.iter()));
         }
-        self.reserving_ippools
-            .get_or_init(|| {
-                let raw =
-                    self.kind_wide(&self.all_ippools, &kinds::IPPOOL, &IPPOOL_LIST_FIELD_MASKS)?;
-                reserving_pools(raw)
-            })
-            .as_ref()
-            .map(|pools| pools.iter().collect())
-            .map_err(Clone::clone)
+        if let Some(answer) = self.subnet_ippools.borrow().get(subnet) {
+            return answer.clone();
+        }
+        // Every pool's bytes already read (a pool named): no second list.
+        let answer = if self.all_ippools.get().is_none() && self.ippools_selectable_by(subnet)? {
+            self.list_selected(
+                &kinds::IPPOOL,
+                None,
+                Some(format!("{}={subnet}", IpPoolCrd::SUBNET_FIELD)),
+                Some(&IPPOOL_LIST_FIELD_MASKS),
+            )
+            .and_then(|raw| reserving_pools(&raw))
+            .map(|pools| of_subnet(&mut pools.iter()))
+        } else {
+            self.reserving_ippools
+                .get_or_init(|| {
+                    let raw = self.kind_wide(
+                        &self.all_ippools,
+                        &kinds::IPPOOL,
+                        &IPPOOL_LIST_FIELD_MASKS,
+                    )?;
+                    reserving_pools(raw)
+                })
+                .as_ref()
+                .map(|pools| of_subnet(&mut pools.iter()))
+                .map_err(Clone::clone)
+        };
+        self.subnet_ippools
+            .borrow_mut()
+            .insert(subnet.to_string(), answer.clone());
+        answer
     }
 
     fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
@@ -704,6 +758,85 @@ mod tests {
         }
     }
 
+    /// A host answering each call by the kind it asks for, and logging the
+    /// calls' field selectors.
+    struct ByKind {
+        answers: Vec<(&'static str, Result<String, String>)>,
+        asked: RefCell<Vec<(String, String)>>,
+    }
+
+    impl Host for ByKind {
+        fn call(&self, _: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+            let request: serde_json::Value = serde_json::from_slice(payload).expect("json");
+            let kind = request["kind"].as_str().unwrap_or_default().to_string();
+            let field = request["field_selector"].as_str().unwrap_or_default();
+            self.asked.borrow_mut().push((kind.clone(), field.to_string()));
+            let (_, answer) = self
+                .answers
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .expect("an answer for the kind");
+            answer.clone().map(String::into_bytes)
+        }
+    }
+
+    #[test]
+    fn a_subnets_pools_are_listed_alone_only_where_the_crd_selects_them() {
+        let vpcs = r#"{"apiVersion":"kubeovn.io/v1","kind":"VpcList","metadata":{},"items":[{"apiVersion":"kubeovn.io/v1","kind":"Vpc","metadata":{"name":"ovn-cluster"},"status":{"subnets":["s"]}}]}"#;
+        let pools = r#"{"apiVersion":"kubeovn.io/v1","kind":"IPPoolList","metadata":{},"items":[{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{"name":"p"},"spec":{"ips":["10.0.0.1"],"namespaces":["x"],"subnet":"s"}}]}"#;
+        let crd = |fields: &str| {
+            format!(
+                r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinitionList","metadata":{{}},"items":[{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{{"name":"ippools.kubeovn.io"}},"spec":{{"versions":[{{"name":"v1"{fields}}}]}}}}]}}"#
+            )
+        };
+        let selectable = r#","selectableFields":[{"jsonPath":".spec.subnet"}]"#;
+        let cases = [
+            (Ok(crd(selectable)), "spec.subnet=s"),
+            (Ok(crd("")), ""),
+            (Ok(crd(r#","selectableFields":[{"jsonPath":".spec.ips"}]"#)), ""),
+            (Err("forbidden".to_string()), ""),
+        ];
+        for (answer, field) in cases {
+            let host = ByKind {
+                answers: vec![
+                    ("CustomResourceDefinition", answer.clone()),
+                    ("Vpc", Ok(vpcs.to_string())),
+                    ("IPPool", Ok(pools.to_string())),
+                ],
+                asked: RefCell::default(),
+            };
+            let cluster = HostCluster::with_host(host);
+            let found = cluster.reserving_ippools("s").expect("read");
+            assert_eq!(found.len(), 1, "{answer:?}");
+            // Asked once per evaluation and subnet.
+            cluster.reserving_ippools("s").expect("read");
+            let asked = cluster.host.asked.borrow();
+            let lists: Vec<&str> = asked
+                .iter()
+                .filter(|(kind, _)| kind == "IPPool")
+                .map(|(_, f)| f.as_str())
+                .collect();
+            assert_eq!(lists, [field], "{answer:?}: {asked:?}");
+        }
+        // A subnet that does not exist: never a list narrowed to its name.
+        let host = ByKind {
+            answers: vec![
+                ("CustomResourceDefinition", Ok(crd(selectable))),
+                ("Vpc", Ok(vpcs.to_string())),
+                ("Subnet", Ok(r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","metadata":{},"items":[]}"#.to_string())),
+                ("IPPool", Ok(pools.to_string())),
+            ],
+            asked: RefCell::default(),
+        };
+        let cluster = HostCluster::with_host(host);
+        assert_eq!(cluster.reserving_ippools("invented").expect("read"), []);
+        let asked = cluster.host.asked.borrow();
+        assert!(
+            asked.iter().all(|(_, f)| !f.starts_with("spec.subnet")),
+            "{asked:?}"
+        );
+    }
+
     #[test]
     fn the_pools_that_reserve_are_every_pool_with_namespaces() {
         let pool = |name: &str, namespaces: &str| {
@@ -726,7 +859,7 @@ mod tests {
         for text in [list.clone(), list.replace(r#""s"}"#, r#""\u0073"}"#)] {
             let cluster = HostCluster::with_host(Answering(text.clone()));
             let reserving: Vec<String> = cluster
-                .reserving_ippools()
+                .reserving_ippools("s")
                 .expect("read")
                 .iter()
                 .map(|p| p.metadata.name.clone())
@@ -744,7 +877,7 @@ mod tests {
         }
         // Not a list: the lookup fails, as decoding every pool fails.
         let cluster = HostCluster::with_host(Answering("null".to_string()));
-        assert!(cluster.reserving_ippools().is_err());
+        assert!(cluster.reserving_ippools("s").is_err());
     }
 
     #[test]

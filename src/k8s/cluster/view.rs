@@ -119,12 +119,13 @@ pub trait Cluster {
     }
     /// Every `kubeovn.io/v1` IPPool, its subnet and addresses (I14).
     fn ippools(&self) -> Result<&[IpPool], LookupError>;
-    /// The IPPools whose `spec.namespaces` is not empty, in no particular
-    /// order: the only ones that reserve addresses (I19).
-    fn reserving_ippools(&self) -> Result<Vec<&IpPool>, LookupError> {
+    /// The IPPools of `subnet` whose `spec.namespaces` is not empty, in no
+    /// particular order: the only ones that reserve addresses (I19).
+    fn reserving_ippools(&self, subnet: &str) -> Result<Vec<IpPool>, LookupError> {
         self.ippools().map(|all| {
             all.iter()
-                .filter(|p| !p.spec.namespaces.is_empty())
+                .filter(|p| p.spec.subnet == subnet && !p.spec.namespaces.is_empty())
+                .cloned()
                 .collect()
         })
     }

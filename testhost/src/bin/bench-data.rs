@@ -1,9 +1,11 @@
-//! `bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N]`:
+//! `bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N] [--selectable-ippools]`:
 //! one of `kop-bench`'s generated clusters and its requests as files, for
 //! `make bench-e2e` (the real policy-server against the API server stand-in
-//! or kube-apiserver). `--ippools` (default 1 000): IPPools of subnet 0;
+//! or kube-apiserver). `--ippools` (default 1 000): IPPools, in turn over the subnets;
 //! `--namespaces` (default 0): Namespaces annotated as kube-ovn-controller
-//! annotates them, besides what the API server has anyway.
+//! annotates them, besides what the API server has anyway;
+//! `--selectable-ippools`: the IPPool CRD declares `spec.subnet` selectable
+//! (the policy then lists a subnet's IPPools alone, I19).
 //!
 //! Writes `<out-dir>/cluster.json` (a conformance file's `cluster` object)
 //! and `<out-dir>/requests.json`: `[{"name", "policy", "request",
@@ -16,11 +18,11 @@ use std::process::ExitCode;
 use testhost::BoxError;
 use testhost::bench::{
     deployment_request, ippool_request, pod_address, pod_request, push_ippools, push_namespaces,
-    recorded_pod_cluster, subnet_name, subnet_request,
+    recorded_pod_cluster, selectable_ippool_crd, subnet_name, subnet_request,
 };
 
-/// IPPools of subnet 0 in a generated cluster unless `--ippools` says, for
-/// the IPPool CREATE.
+/// IPPools in a generated cluster unless `--ippools` says (pool 0 in
+/// subnet 0, which the IPPool CREATE overlaps).
 const POOLS: usize = 1_000;
 
 /// What the command line asks for.
@@ -30,6 +32,7 @@ struct Args {
     out: PathBuf,
     pools: usize,
     namespaces: usize,
+    selectable_ippools: bool,
 }
 
 fn run(args: &Args) -> Result<(), BoxError> {
@@ -45,8 +48,11 @@ fn run(args: &Args) -> Result<(), BoxError> {
                "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"], "type": "ClusterIP",
                         "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}}),
     )?;
-    push_ippools(&mut cluster, args.pools)?;
+    push_ippools(&mut cluster, args.pools, 0..subnets)?;
     push_namespaces(&mut cluster, args.namespaces, subnets)?;
+    if args.selectable_ippools {
+        cluster.push("customresourcedefinitions", selectable_ippool_crd())?;
+    }
     std::fs::write(
         out.join("cluster.json"),
         serde_json::to_vec(&cluster.to_json())?,
@@ -137,7 +143,8 @@ fn restart_request(name: &str, subnet: &str, address: &str) -> Value {
 }
 
 /// The command line, or `None` when it is not `<ips> <subnets> <out-dir>`
-/// followed by `--ippools N` and `--namespaces N` in any order.
+/// followed by `--ippools N`, `--namespaces N` and `--selectable-ippools`
+/// in any order.
 fn parse(args: &[String]) -> Option<Args> {
     let [ips, subnets, out, rest @ ..] = args else {
         return None;
@@ -148,11 +155,14 @@ fn parse(args: &[String]) -> Option<Args> {
         out: PathBuf::from(out),
         pools: POOLS,
         namespaces: 0,
+        selectable_ippools: false,
     };
-    for pair in rest.chunks(2) {
-        match pair {
-            [flag, n] if flag == "--ippools" => parsed.pools = n.parse().ok()?,
-            [flag, n] if flag == "--namespaces" => parsed.namespaces = n.parse().ok()?,
+    let mut rest = rest.iter();
+    while let Some(flag) = rest.next() {
+        match flag.as_str() {
+            "--ippools" => parsed.pools = rest.next()?.parse().ok()?,
+            "--namespaces" => parsed.namespaces = rest.next()?.parse().ok()?,
+            "--selectable-ippools" => parsed.selectable_ippools = true,
             _ => return None,
         }
     }
@@ -162,7 +172,10 @@ fn parse(args: &[String]) -> Option<Args> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(args) = parse(&args) else {
-        eprintln!("usage: bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N]");
+        eprintln!(
+            "usage: bench-data <ips> <subnets> <out-dir> [--ippools N] [--namespaces N] \
+             [--selectable-ippools]"
+        );
         return ExitCode::from(2);
     };
     match run(&args) {

@@ -234,6 +234,7 @@ DEPLOY_POLICIES_YML = {
         "contextAwareResources": cars(
             ("kubeovn.io/v1", "IP"), ("kubeovn.io/v1", "Subnet"), ("kubeovn.io/v1", "Vpc"), ("kubeovn.io/v1", "IPPool"),
             ("kubeovn.io/v1", "Vip"), ("v1", "Namespace"), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"),
+            ("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
         ),
         "settings": {},
         "timeoutEvalSeconds": 8,

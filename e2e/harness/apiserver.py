@@ -665,14 +665,15 @@ class Handler(BaseHTTPRequestHandler):
             limit = 0  # served from the watch cache, which does not page
         end = start + limit if limit > 0 else len(selected)
         meta = {"resourceVersion": cluster.resource_version}
-        if "/" in api_version:  # custom resource lists always carry the field
+        custom = api_version.rpartition("/")[0] not in BUILT_IN_GROUPS
+        if custom:  # custom resource lists always carry the field; built-in ones omit it empty
             meta["continue"] = ""
         if end < len(selected):
             meta["continue"] = encode_continue(cluster.resource_version, object_key(selected[end - 1]))
             if not filtered:
                 meta["remainingItemCount"] = len(selected) - end
         page = selected[start:end]
-        if cluster.stored and "/" not in api_version:  # core list items carry no apiVersion and kind
+        if cluster.stored and not custom:  # built-in list items carry no apiVersion and kind
             page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
         if not filtered and start == 0 and end >= len(selected):
             key = (api_version, plural, namespace)

@@ -17,6 +17,10 @@ from .apiserver import KINDS
 # (matchConditions): what it writes is never checked, as in a cluster.
 KUBE_OVN_USER = "system:serviceaccount:kube-system:ovn"
 KUBE_OVN_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"]
+# Kinds a reset never deletes: namespaces (below), and the CRDs the control
+# plane was given (the policy reads the IPPool CRD; the kinds are Kube-OVN's).
+KEPT = {"namespaces", "customresourcedefinitions"}
+
 # Namespaces the API server keeps; never deleted.
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease", "kubewarden"}
 # Workload kinds a request may be about: (apiVersion, plural, namespaced).
@@ -79,7 +83,7 @@ class Replayer:
         Service default/kubernetes stays).
         """
         for key, api_version, kind, plural, namespaced in KINDS:
-            if key == "namespaces":
+            if key in KEPT:
                 continue
             for ns in sorted(self.namespaces | {"default", "kube-system"}) if namespaced else [None]:
                 self._delete_all(api_version, plural, ns, "kube-ovn-policy.e2e/case" if namespaced else None)
@@ -206,8 +210,11 @@ class Replayer:
             meta = ns.get("metadata", {})
             self.ensure_namespace(meta["name"], meta.get("labels"), meta.get("annotations"))
             self.loaded.add(meta["name"])
+        if cluster.get("customresourcedefinitions"):
+            raise Refused("a case's CustomResourceDefinitions are not replayed: the control plane's are "
+                          "Kube-OVN's as installed")
         for key, *_ in KINDS:
-            if key == "namespaces":
+            if key in KEPT:
                 continue
             for obj in cluster.get(key, []):
                 self.create(obj)

@@ -770,7 +770,9 @@ mod tests {
             let request: serde_json::Value = serde_json::from_slice(payload).expect("json");
             let kind = request["kind"].as_str().unwrap_or_default().to_string();
             let field = request["field_selector"].as_str().unwrap_or_default();
-            self.asked.borrow_mut().push((kind.clone(), field.to_string()));
+            self.asked
+                .borrow_mut()
+                .push((kind.clone(), field.to_string()));
             let (_, answer) = self
                 .answers
                 .iter()
@@ -793,7 +795,10 @@ mod tests {
         let cases = [
             (Ok(crd(selectable)), "spec.subnet=s"),
             (Ok(crd("")), ""),
-            (Ok(crd(r#","selectableFields":[{"jsonPath":".spec.ips"}]"#)), ""),
+            (
+                Ok(crd(r#","selectableFields":[{"jsonPath":".spec.ips"}]"#)),
+                "",
+            ),
             (Err("forbidden".to_string()), ""),
         ];
         for (answer, field) in cases {

@@ -609,14 +609,15 @@ impl<H: Host> Cluster for HostCluster<H> {
     /// decoding the pools that reserve nothing (`answers::reserving_pools`).
     /// Either way the API server's own answer, exact (docs/lookups.md).
     fn reserving_ippools(&self, subnet: &str) -> Result<Vec<IpPool>, LookupError> {
-        let of_subnet = |pools: &mut dyn Iterator<Item = &IpPool>| {
+        let of_subnet = |pools: &[IpPool]| {
             pools
+                .iter()
                 .filter(|p| p.spec.subnet == subnet && !p.spec.namespaces.is_empty())
                 .cloned()
                 .collect::<Vec<_>>()
         };
         if let Some(Ok(all)) = self.ippools.get() {
-            return Ok(of_subnet(&mut all.iter()));
+            return Ok(of_subnet(all));
         }
         if let Some(answer) = self.subnet_ippools.borrow().get(subnet) {
             return answer.clone();
@@ -630,7 +631,7 @@ impl<H: Host> Cluster for HostCluster<H> {
                 Some(&IPPOOL_LIST_FIELD_MASKS),
             )
             .and_then(|raw| reserving_pools(&raw))
-            .map(|pools| of_subnet(&mut pools.iter()))
+            .map(|pools| of_subnet(&pools))
         } else {
             self.reserving_ippools
                 .get_or_init(|| {
@@ -642,7 +643,7 @@ impl<H: Host> Cluster for HostCluster<H> {
                     reserving_pools(raw)
                 })
                 .as_ref()
-                .map(|pools| of_subnet(&mut pools.iter()))
+                .map(|pools| of_subnet(pools))
                 .map_err(Clone::clone)
         };
         self.subnet_ippools

@@ -25,7 +25,7 @@
 ##
 ## Static checks
 ##   fmt, lint                    rustfmt; the layer rule and docs/architecture.md's table,
-##                                provenance, the install text's grant, clippy native and wasm
+##                                provenance, the install text's grant, the docs' links, clippy native and wasm
 ##   lint-workflows               actionlint on .github/workflows; Go set up before install-deps.sh
 ##   validate-deploy              deploy/ against Kubewarden 1.37's schemas and the lookups
 ##   shipped-paths                no build path in a tracked file or policy.wasm; README links absolute
@@ -150,7 +150,7 @@ fmt:
 
 # Every target in `make help`; the layer rule and the layer table of
 # docs/architecture.md; nothing from another project's code
-# (scripts/check-provenance.py).
+# (scripts/check-provenance.py); every link between the Markdown files lands.
 lint:
 	@for t in $$(grep -oE '^[a-z][a-zA-Z0-9._-]*:' Makefile | tr -d : | sort -u); do \
 		case $$t in *-run|all|help) continue;; esac; \
@@ -162,6 +162,8 @@ lint:
 	python3 scripts/check-provenance.py
 	python3 scripts/check-install-text.py --self-test
 	python3 scripts/check-install-text.py
+	python3 scripts/check-doc-links.py --self-test
+	python3 scripts/check-doc-links.py
 	$(CARGO) clippy $(CARGO_FLAGS) $(HOST_PROFILE) --workspace --all-targets -- -D warnings
 	$(CARGO) clippy $(CARGO_FLAGS) --release --target=$(WASM_TARGET) -p kube-ovn-policy -- -D warnings
 

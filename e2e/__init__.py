@@ -3,5 +3,6 @@
 Each suite is a module of this package, run from the repository's root as
 `python3 -m e2e.<suite> ...` (the Makefile's targets do); what the suites
 share is the harness, `e2e.harness`, the only package a suite imports from
-this repository. e2e/README.md lists both.
+this repository. docs/testing.md lists both;
+each suite's docstring says what it checks.
 """

@@ -14,32 +14,110 @@ deploy/rbac.yaml decides every lookup. The ValidatingWebhookConfigurations
 are rendered from deploy/'s ClusterAdmissionPolicies as Kubewarden's
 controller renders them (e2e/harness/webhooks.py), pointed at the local server.
 
-Tests, each with exact expectations:
-- seed: the seed's demo, `kubectl apply -f pod-static.yaml`, verbatim;
-- cases: every conformance case replayed as real objects (e2e/harness/replay.py);
-- exclusions: matchConditions and the exclusions as shipped;
+Tests, each with exact expectations (the last line `N passed, N failed`):
+
+- seed: the IP object `static-7584848b74-fw9dm.default`, then `kubectl apply
+  -f pod-static.yaml` (`test_data/`): kubectl exits 1 with the conflict
+  message, verbatim
+- cases: every conformance case (`tests/conformance`, `tests/cases`): its
+  cluster written as kube-ovn-controller's ServiceAccount (which deploy/
+  excludes; status through the status subresource), its request made as
+  cluster-admin (`harness/replay.py`), decision, code, message and warnings
+  compared. Cases with other settings run on a server restarted with them; a
+  server is also restarted whenever the objects the policy fetches by name
+  change (policy-server keeps a GET's answer 5 s)
+- exclusions: pods without a static-IP annotation are created and never reach
+  the webhook (the API server's own
+  `apiserver_admission_webhook_admission_duration_seconds_count`); conflicting
+  pods in `kube-system`, in `kubewarden`, and created as
+  `system:serviceaccount:kube-system:ovn` are created; with any label a tenant
+  can set (on the pod, or on its namespace) they are refused
 - pod_update: a Pod UPDATE reaches the webhook only where kube-ovn-controller
   may allocate after it (I18): never an unrelated update of a running,
   allocated pod, nor any update of a pod being deleted; a real `kubectl
   annotate` hot-plugging an attachment at a held address, or dropping an
   allocated mark at an address reserved for another namespace, is refused;
-  the routed updates that need no decision are counted;
-- failure: the failure policy with the webhook server stopped, and hung;
-- rbac: scripts/preflight.sh, then one grant removed at a time;
-- overlay: `kubectl kustomize deploy/` is its files' objects; the overlay for
-  Kubewarden in cattle-kubewarden-system applied over it: its preflight, and
-  the policy-server running as that namespace's ServiceAccount;
-- guard: who may put a policy on the PolicyServer kube-ovn, by
-  deploy/policy-server.yaml's ValidatingAdmissionPolicy (e2e/harness/guard.py):
-  a tenant and a cluster admin, namespaced and cluster-wide policies;
-- adversary: a tenant's invented names, thousands of attachments and
-  20 000-address pools against the policy-server's watches, memory and
-  latency (e2e/harness/adversary.py);
-- scaffold: the manifest Artifact Hub's install text makes (e2e/harness/scaffold.py)
-  on the PolicyServer `default`'s permissions, without and with
-  --allow-context-aware, then with the text's own grant applied as written
-  (last: it removes deploy/'s webhooks).
-The last line is `N passed, N failed`.
+  the routed updates that need no decision are counted
+- failure: the server stopped: a static-IP pod is refused with the API
+  server's `connection refused` error, a plain pod created; the port accepting
+  and never answering: refused after `timeoutSeconds` (10 s)
+- rbac: `scripts/preflight.sh` against the real RBAC; then `get ovn-eips` and
+  `list ips` removed in turn: the preflight fails on that line, and the
+  request that needs it is measured
+  ([docs/missing-rbac.md](docs/missing-rbac.md#on-a-real-api-server))
+- overlay: `kubectl kustomize deploy/` gives exactly the objects of its three
+  files; `kubectl apply -k overlays/cattle-kubewarden-system` over it:
+  `scripts/preflight.sh cattle-kubewarden-system` passes and `kubewarden`'s
+  fails (the grants moved), the server restarted with a token of
+  `cattle-kubewarden-system`'s ServiceAccount refuses the seed's demo
+  verbatim; `kubectl apply -k deploy/` restores the grants
+  ([docs/operations.md](docs/operations.md#namespaces-kubectl-apply--k-deploy))
+- guard: `deploy/policy-server.yaml`'s ValidatingAdmissionPolicy
+  (`harness/guard.py`): a tenant (a ServiceAccount with a token, a Role to
+  write policies in its namespace) and a cluster admin; namespaced
+  AdmissionPolicies (`v1`, `v1alpha2`) and AdmissionPolicyGroups on `kube-ovn`
+  refused with the exact message and 403, created elsewhere; an UPDATE moving
+  one there refused; ClusterAdmissionPolicies and ClusterAdmissionPolicyGroups
+  on `kube-ovn` created; a policy from before the guard: spec frozen, label
+  and deletion allowed
+  ([docs/operations.md](docs/operations.md#who-may-use-the-policyserver))
+- adversary: a tenant (a ServiceAccount that may create pods and Deployments
+  in its namespace only) sends, from three niced processes, 10 000 dry-run
+  pods and Deployments (`--adversary-requests`, within `--adversary-seconds`,
+  110; at least the first half and 1 000 more must be sent) naming invented
+  subnets, IPPools, namespaces and NetworkAttachmentDefinitions, 2
+  500-attachment pods, 20 000-address `ip_pool`s, random static addresses, and
+  some naming real objects (`harness/adversary.py`), while a legitimate
+  static-IP pod is timed every 50 ms. The server is restarted, then warmed one
+  request at a time (legitimate ones of every size, one adversarial one of
+  each shape). Measured: the policy-server's watches, each by its list, from
+  the API server's audit log; the server's VmRSS; the legitimate p50. Every
+  list watched since the restart must be kind-wide or narrowed to an object
+  that exists, the lists be the kind-wide ones plus the named real objects'
+  ones, no list be watched more than once per worker, RSS grow by 5 MiB at
+  most over the attack's second half (what large requests need is reached
+  within the first thousands; at least 1 000 requests of it) and 64 MiB over
+  all of it, the p50 at most double, every adversarial request be answered
+  (admitted, or denied with 400 or 403). One line `# adversary: …` gives the
+  figures (as below)
+- scaffold: last: deploy/'s webhooks removed; the policy Artifact Hub's
+  install text makes (`harness/scaffold.py`: kwctl's manifest where kwctl is
+  given with `--kwctl`, compared with the one built from `metadata.yml`, which
+  is used elsewhere), without and with `--allow-context-aware`, served with
+  the `default` PolicyServer's permissions: kube-ovn-controller's IP object
+  and a plain pod are created at once, a static-IP pod is refused at once or
+  at the webhook timeout
+  ([docs/webhooks.md](docs/webhooks.md#a-scaffolded-policy-artifact-hubs-install-box))
+
+`adversary`, measured on 2026-12-05 on two cores that other jobs shared (load
+average about 5), 10 000 requests. With the policy of 3e4e816 (lookups bounded
+by what exists): kop-serve 45 s (222/s), 8 lists watched (5 kind-wide; Subnets
+`adv-legit` and `adv-real` by name, `adv-real`'s IP objects by label), RSS
+68.7 → 68.7 MiB over the second half (65.5 after the warm-up), legitimate p50
+5.6 ms alone and 9.1 ms during, 15 passed, 75 s in all; policy-server 1.36: 33
+s (306/s), the same 8 lists, RSS 114.5 → 110.9 MiB, p50 4.2 and 7.7 ms, 15
+passed, 65 s. With b6139db's policy it fails, as it should (7 passed, 8
+failed): kop-serve opened 16 143 lists narrowed to names that exist nowhere (2
+897 in the warm-up; then no more thread could be started), RSS 484 MiB after
+the warm-up and 2 285 MiB after, p50 5.8 → 12.0 ms, 6 731 adversarial and 516
+legitimate requests unanswered, 146 s in all; policy-server 1.36 answered only
+1 694 requests in the 90 s (18/s), opening 4 324 such lists, RSS 149 → 300
+MiB, p50 6.0 → 57.4 ms, 158 s in all.
+
+Of the 257 cases, 238 are replayed and agree, with kop-serve and with
+policy-server 1.36. The API server itself refuses 10 before any webhook sees
+them, which is a finding about the case, not the policy: objects that
+Kube-OVN's CRD schemas refuse (`323`: a status `v4usingIPs` that is a string;
+`325`: a numeric `cidrBlock`; `n16`, `n17`: an IptablesDnatRule without
+`type`, which the schema's enum refuses), Pods the API server cannot decode or
+validate (`310`, `311`, `312`; `018`: a pod update that changes more than
+Kubernetes allows), `236` (an IP object whose label key is empty), and `290`
+(a dual-stack Service `default/kubernetes`: the API server owns that Service
+and gives it one address). 9 cannot be real requests: audit scanner requests
+go to the policy-server directly (`297`, `299`, `300`), objects that are no
+JSON object (`228`, `308`), requests in `kube-system`, which deploy/ excludes
+(`255`, `339`, `p02`), and `k01`, whose forbidden lookup the `rbac` test makes
+real.
 """
 
 import argparse

@@ -13,49 +13,78 @@ kube-system's ServiceAccount `ovn` (which deploy/ excludes, as in a cluster).
 Nothing of the cluster is written by this script but the pods: the IP
 objects, the pods' annotations and the Subnets' status are the controller's.
 
+The controller runs as Kube-OVN's ServiceAccount `kube-system/ovn` (bound to
+cluster-admin; deploy/ excludes its requests, as in a cluster) with a token
+kubeconfig in `--kubeconfig` and `KUBECONFIG`, `--default-cidr 10.16.0.0/16`,
+`--node-switch-cidr 100.64.0.0/16`, `POD_NAME`, `POD_NAMESPACE`, `NODE_NAME`
+(and `KUBE_NODE_NAME`), `ENABLE_BIND_LOCAL_IP=true`, `POD_IPS=127.0.0.1` and a
+free `--pprof-port`, so that its metrics server stays on loopback. Its log
+file is `/var/log/kube-ovn/kube-ovn-controller.log` whatever its flags say, so
+it runs in a private mount namespace (`unshare --mount`, with `--user
+--map-root-user` when not root) where `/var/log` is a folder of the run. It
+creates the Subnets `ovn-default` and `join` itself and starts allocating pods
+only after both are ready and every Node is (it polls every 3 s: about 7 s
+after start); no Node is needed, as a pod without `spec.nodeName` is allocated
+but not routed. Pods never run (no kubelet). Everything stops and every folder
+is removed on the way out, failure or not.
+
 Tests, each with exact expectations:
-- seed: the seed's demo with a real allocation. A pod asking for
-  10.16.0.15 is given it by the controller (its annotation
-  `ovn.kubernetes.io/allocated: "true"`, the IP object
-  static-7584848b74-fw9dm.default written by the controller, the Subnet's
-  record covering it); then `kubectl apply -f test_data/pod-static.yaml`
-  is refused with the seed's message, verbatim, as in `make e2e-cluster`.
-- lag (I15): static-IP pods created one at a time, then 8 at once: pod
-  created -> IP object -> Subnet `status.v4usingIPrange` covering the
-  address, from watch events; p50 and p99 printed (a measurement: only
-  each allocation is asserted). Then the Subnet status and IP objects the
-  controller wrote are compared with what `make e2e-cluster` and
-  testhost's bench-data write for the same kind of objects, printed.
 
-- sequences (issue 38, part 3): generated steps from a fixed seed (static,
-  pool, attachment and reserved-pool pods in two namespaces, pods naming an
-  IPPool with and without namespaces, deletes,
-  attachments hot-plugged into running pods by a Pod UPDATE, StatefulSet
-  pods by ordinal and their restarts, a KubeVirt launcher pod, its
-  migration targets, and pods writing the migration annotation themselves;
-  issue 45's updates of live pods: an allocated mark dropped with the
-  address changed, the migration key added on update, a NAD's entry
-  duplicated, renaming its provider; pods naming another namespace's Vip),
-  each asked of
-  deploy/'s webhooks as a dry run (the policy's decision), then made for
-  real as kube-ovn-controller's ServiceAccount, which deploy/ exempts, and
-  the controller's outcome read (allocated, refused with its Warning event,
-  waiting, or an address with two holders). The policy must admit only what
-  the controller allocates without a second holder and refuse only what it
-  refuses, leaves waiting or double-allocates, unless docs/differences.md
-  says why (I19; an `ip_pool` entry held by another pod, I3/I4).
+- seed: a pod `default/static-7584848b74-fw9dm` asking for 10.16.0.15 is
+  admitted; the controller annotates it `ovn.kubernetes.io/allocated: "true"`
+  with that address and writes the IP object `static-7584848b74-fw9dm.default`
+  (its only field manager `kube-ovn-controller`) and `ovn-default`'s record
+  covering it; then `kubectl apply -f test_data/pod-static.yaml` is refused
+  with the seed's message, verbatim, as `make e2e-cluster`'s `seed` test
+  expects it
+- lag: 48 static-IP pods created one at a time, then 6 rounds of 8 at once
+  (`--lag-pods`): from the pod's POST answered to the IP object's and the
+  covering Subnet status's watch events; p50 and p99 printed. Asserted: every
+  pod got its address; the record's count equals the IP objects and its ranges
+  cover exactly their addresses. Printed: where the IP objects and Subnet
+  status that `make e2e-cluster` (`ClusterSuite.seed_conflict`) and
+  `bench-data` write differ in shape from the controller's
+- sequences: generated steps (`--steps 40 --seed 1`): static, `ip_pool`,
+  attachment (a NAD and its Subnet) and reserved-IPPool pods in two
+  namespaces, pods naming an IPPool with or without `spec.namespaces`,
+  deletes, attachments hot-plugged by a Pod UPDATE, StatefulSet pods by
+  ordinal and their restarts, a KubeVirt launcher pod and its migration
+  targets, pods writing the migration annotation themselves; issue 45's
+  updates of live pods (an allocated mark dropped with the address changed,
+  the migration key added on update, a NAD's entry duplicated, renaming its
+  provider; pods naming another namespace's Vip). Each is asked of
+  deploy/'s webhooks as a dry run (the policy's decision), then made for real
+  as the controller's exempt ServiceAccount, and the controller's outcome read
+  (allocated, refused with its Warning event, waiting, or an address with two
+  holders). Asserted: the policy admits only what the controller allocates
+  without a second holder, and refuses only what it refuses, leaves waiting or
+  double-allocates, unless a documented rule says why (I19; a held `ip_pool`
+  entry refused as upstream refuses it, I3/I4; a named IPPool with no free
+  address, admitted as upstream admits it). Seeds 1-7, 40-120 steps: 0
+  unexplained
+- null_selection: last, as it stops the controller: a pod whose
+  `k8s.v1.cni.cncf.io/networks` is `[null]` is refused by the policy (400, the
+  message); made anyway as the exempt ServiceAccount, kube-ovn-controller
+  panics (a nil dereference in `ParseNetworkAnnotation`) and exits
 
-- null_selection (last: it stops the controller): a pod whose
-  `k8s.v1.cni.cncf.io/networks` is `[null]` is refused by the policy (400);
-  made anyway as the exempt ServiceAccount, it stops kube-ovn-controller.
+Measured on 2026-12-05 on two cores shared with another developer's builds
+(load about 2), in ms, two runs of 48 pods each way (p99 of 48 is the
+largest):
 
-Every process (ovsdb-servers, the controller, the policy server, etcd,
-kube-apiserver) is stopped and every temporary folder removed on the way
-out, failure or not. The controller writes its log file under
-/var/log/kube-ovn/ whatever its flags say (util.InitLogFilePerm), so it runs
-in a private mount namespace (`unshare`) where /var/log is a folder of this
-run; the host's /var/log is never written. The last line is
-`N passed, N failed`.
+    | | IP object p50 | p99 | record p50 | p99 |
+    |---|---|---|---|---|
+    | one at a time | 4, 4 | 13, 13 | 11, 12 | 50, 28 |
+    | 8 at once | 21, 44 | 154, 130 | 35, 54 | 180, 143 |
+
+The record is the IPAM's (`calcSubnetStatusIP`), recomputed whenever an IP
+object of the subnet changes, so another pod's update can publish an address
+before its own IP object is written: in those runs 13 and 6 of 96 addresses
+were covered by the record up to 19 ms before their IP object's event arrived,
+one at a time as well as 8 at once.
+
+The last line is `N passed, N failed`. Where kube-ovn-controller is not on PATH (nor in
+`KUBE_OVN=<folder>`), `make e2e-kube-ovn` prints one `SKIPPED: e2e-kube-ovn:
+kube-ovn-controller not found` line instead, as in CI.
 """
 
 import argparse

@@ -31,6 +31,55 @@ first example in monitor mode, without contextAwareResources, without
 hostCapabilities, with a custom rejection message; and, for kop-serve only, a list the API server forbids (policy-server waits
 for it without end; kop-serve until the policy's `timeoutEvalSeconds`, then
 answers as an evaluation that ran out of time).
+
+kop-serve (`make e2e-kop-serve`): policy-server is not available everywhere (not in
+CI), so `kop-serve/` builds
+`kop-serve`, a stand-in for it (`cargo build --profile host -p kop-serve`):
+policy-server's command line (the flags `policy_server.py` passes,
+`--policy-timeout`, `--disable-timeout-protection` and a few more; any other
+is an error) and `policies.yml`, settings validated at start-up (it refuses to
+start as policy-server does), `POST /validate|/audit|/validate_raw/<id>` over
+HTTPS, `GET /readiness`, and the policies' lookups answered from the API
+server of `KUBECONFIG` (server, `certificate-authority-data` or `-authority`,
+a bearer `token` or `tokenFile`, client certificates; else the in-cluster
+ServiceAccount), the way policy-evaluator answers them: discovery,
+`get_resource` cached 5 s, lists from watch caches (LIST, WATCH with
+bookmarks, re-LIST on 410). Each behaviour names the policy-server or
+policy-evaluator source file it follows. Both caches keep what they hold as
+policy-server's do: one watch cache per distinct list for the process's life,
+and every key a successful cached `get_resource` ever stored (answered from
+only within 5 s; an expired key goes only when asked for again; a failed GET
+and a `disable_cache` call are never stored), as `cached`'s `TimedCache` does
+in 1.36 and `TtlCache` in 1.37 (adm-controller#1950;
+`kop-serve/src/lookups.rs`). Kubewarden 1.38 (1.38.0-rc.1, #1952) evicts a
+GET's entry after its 5 s; kop-serve keeps 1.36's and 1.37's behaviour, the
+releases users run.
+
+`make e2e-kop-serve` runs `policy_server.py` with it, over TLS, with the
+stand-in serving HTTPS (`--standin-tls`: the throwaway certificate as the
+kubeconfig's `certificate-authority-data`, and a token it requires). The
+reference answer is kwctl's where kwctl is on `PATH` and the module annotated,
+otherwise `kop-run`'s (our waPC host, answering from the case's cluster). One
+more check runs for kop-serve only: a list the API server forbids: no answer
+within `timeoutEvalSeconds` + 4 s. policy-server waits for such a list without
+end (below; its deadline cannot interrupt a host call); kop-serve waits a
+minute past the deadline, longer than any webhook timeout, so the API server
+sees the same (`make e2e-cluster`, test `rbac`: `context deadline exceeded`
+after 10 s with either). A LIST that is slow but has not failed is waited for
+as long as it takes, as policy-server waits. As in policy-server, a watch
+cache is kept once it has filled, and every list that finds none filled starts
+another one.
+
+What kop-serve does not do: policy groups, modules other than `file://`, the
+`oci`, `net`, `crypto` and `kubernetes/can_i` host capabilities (they fail),
+metrics, tracing, mTLS, the policy metadata checks (it also runs a module
+`kwctl annotate` has not annotated), kubeconfig `exec` plugins. A mutation is
+passed on as one `replace` of the whole object rather than json-patch's diff.
+An evaluation holds its worker until it ends, even when its caller has gone
+(policy-server frees the worker when the caller disconnects). Each watch cache
+is a thread of its own (policy-server's are tokio tasks): past about 16 000
+watches on this machine no thread can be started, lookups or connections
+needing one fail, and kop-serve may abort.
 """
 
 import argparse

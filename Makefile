@@ -66,13 +66,14 @@
 ##
 ## Upstream and the allocator
 ##   fidelity [UPDATE=1]          every case's answer against kube-ovn-webhook's recorded one
-##   oracle [ORACLE_FLAGS=--record] *        every case asked of kube-ovn-webhook (KUBE_OVN_WEBHOOK=<binary>);
+##   oracle [ORACLE_FLAGS=--record] *        every case asked of kube-ovn-webhook (KUBE_OVN_WEBHOOK=<binary>, else on PATH);
 ##                                ORACLE_RELEASE=v1.16.2: a release's, in tests/releases/ (docs/compatibility.md)
 ##   oracle-generated [GEN_SEED= GEN_COUNT=] *   generated requests asked of it and the policy
 ##   controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] *   every pod case on kube-ovn-controller
 ##                                (ORACLE_RELEASE= as for oracle)
 ##   controller-race [RACE_ROUNDS=50] *      two pods asking for one free address at once
 ##   e2e-kube-ovn *               kube-ovn-controller allocates on e2e-cluster's control plane
+##                                (KUBE_OVN=<folder>: a release's programs, for every target here)
 ##
 ## Benchmarks
 ##   bench [BENCH_FLAGS=--quick]  decision cost on generated clusters
@@ -91,6 +92,11 @@ SOURCES      := $(shell find src -name '*.rs') Cargo.toml Cargo.lock
 # Kubewarden's programs: on PATH, or in the folder KUBEWARDEN_BIN names.
 ifneq ($(KUBEWARDEN_BIN),)
 export PATH := $(abspath $(KUBEWARDEN_BIN)):$(PATH)
+endif
+# Kube-OVN's (kube-ovn-controller, kube-ovn-webhook): on PATH, or in the folder
+# KUBE_OVN names, e.g. a release's build (docs/compatibility.md).
+ifneq ($(KUBE_OVN),)
+export PATH := $(abspath $(KUBE_OVN)):$(PATH)
 endif
 found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 
@@ -266,8 +272,8 @@ oracle: cluster-bin
 GEN_SEED  ?= 1
 GEN_COUNT ?= 500
 oracle-generated: policy.wasm cluster-bin
-	@if [ ! -x "$(KUBE_OVN_WEBHOOK)" ]; then \
-		echo "SKIPPED: oracle-generated: KUBE_OVN_WEBHOOK names no kube-ovn-webhook binary (docs/fidelity.md)"; exit 0; fi; \
+	@if [ ! -x "$(or $(KUBE_OVN_WEBHOOK),$(call found,kube-ovn-webhook))" ]; then \
+		echo "SKIPPED: oracle-generated: no kube-ovn-webhook (KUBE_OVN_WEBHOOK, KUBE_OVN or PATH; docs/fidelity.md)"; exit 0; fi; \
 	set -e; rm -rf target/oracle-disagreements; \
 	python3 -m e2e.generate target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
 	python3 -m e2e.oracle --record target/generated | tail -2; \

@@ -91,7 +91,9 @@ def main():
     parser.add_argument("cases", nargs="*", default=[str(d) for d in CASE_DIRS])
     parser.add_argument("--record", action="store_true", help="write the answers into the case files")
     parser.add_argument("--settle", type=float, default=0.3, help="seconds for the webhook's cache after a write")
-    parser.add_argument("--webhook", default=os.environ.get("KUBE_OVN_WEBHOOK", ""))
+    parser.add_argument("--webhook", default=os.environ.get("KUBE_OVN_WEBHOOK")
+                        or shutil.which("kube-ovn-webhook") or "",
+                        help="kube-ovn-webhook: $KUBE_OVN_WEBHOOK, else the one on PATH")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (webhook logs)")
     parser.add_argument("--release", default=os.environ.get("ORACLE_RELEASE", ""),
                         help=f"the webhook is this Kube-OVN release's ({', '.join(RELEASES)}): "
@@ -103,7 +105,7 @@ def main():
     commit = RELEASES[args.release] if args.release else None
     fresh = {}
     if not args.webhook or not os.access(args.webhook, os.X_OK):
-        not_found("oracle", "KUBE_OVN_WEBHOOK names no kube-ovn-webhook binary")
+        not_found("oracle", "no kube-ovn-webhook: neither KUBE_OVN_WEBHOOK nor PATH names one")
         return 0
     files = case_files(args.cases)
     cases = [(f, json.loads(f.read_text())) for f in files]

@@ -78,6 +78,7 @@
 ## Benchmarks
 ##   bench [BENCH_FLAGS=--quick]  decision cost on generated clusters
 ##   bench-e2e [BENCH_E2E_FLAGS=...] *   latency through a real policy-server
+##                                (POLICY_SERVER_PATCHED=<binary>: a second one beside it; --churn N)
 ##   stall-check                  watch caches the policy-server's kube-rs leaves unready
 
 SHELL        := bash
@@ -359,7 +360,8 @@ bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_AP
 	$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -q -p probe-policy
 	kwctl annotate -m tools/probe-policy/metadata.yml -o target/probe-policy.wasm \
 		target/$(WASM_TARGET)/release/probe_policy.wasm
-	python3 -m e2e.bench_e2e annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) $(BENCH_E2E_FLAGS)
+	python3 -m e2e.bench_e2e annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) \
+		$(if $(POLICY_SERVER_PATCHED),--patched $(POLICY_SERVER_PATCHED)) $(BENCH_E2E_FLAGS)
 
 e2e-data-run: annotated-policy.wasm
 	scripts/e2e-data.sh

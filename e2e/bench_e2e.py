@@ -28,6 +28,14 @@ Phases:
 With kube-ovn-webhook (KUBE_OVN_WEBHOOK, built by hand, outside this
 repository) and `--apiserver kube-apiserver`, upstream's webhook answers the
 same AdmissionReviews from its own informers over the same kube-apiserver.
+With `--patched BINARY` (POLICY_SERVER_PATCHED; a policy-server built by hand
+with a change to its runtime, docs/upstream/policy-evaluator-serialized-lists.md)
+a second policy-server with the same policies runs beside the first over the
+same API server, and the hot phase's list rows are measured on both in the
+same interleaved rounds (`patched …` rows and a `bench-e2e: patched` line).
+`--churn N` (kube-apiserver only) creates and deletes IP objects in the hot
+subnet, N writes a second, while the list rows are measured: what a watch
+event costs the next list call.
 
 The lines it ends each phase with:
 
@@ -64,6 +72,7 @@ import http.client
 import ipaddress
 import json
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -76,6 +85,7 @@ from pathlib import Path
 
 from e2e.harness import DEPLOY, ROOT
 from e2e.harness.certificates import self_signed
+from e2e.harness.processes import stop_process
 from e2e.harness.servers import PolicyServer, load_policies
 
 STAND_IN, KUBE_APISERVER = "stand-in", "kube-apiserver"
@@ -87,6 +97,8 @@ LISTS, I15 = "clusterwide-kube-ovn-static-ip", "clusterwide-kube-ovn-static-ip-i
 # As shipped but with I19 off (checkIPPoolNamespaces: false): no IPPool read on the free pod's path.
 NO_I19 = "clusterwide-kube-ovn-static-ip-i15-no-i19"
 PROBE, PROBE_I15, PROBE_RESTART = "clusterwide-probe", "clusterwide-probe-i15", "clusterwide-probe-i15-restart"
+# The policy-server of --patched, measured beside the first.
+PATCHED = "policy-server-patched"
 # The free static-IP pod that names no subnet (I5: its namespace's), where --namespaces makes one, and its probe.
 FREE_NS, PROBE_I15_NS = "pod-static-ip-free-ns", "clusterwide-probe-i15-ns"
 
@@ -354,6 +366,7 @@ class Phase:
         self.probe_calls = {pid: len(policies[pid]["settings"]["calls"]) for pid in (PROBE, PROBE_I15, PROBE_RESTART)}
         self.pid_of = {r["name"]: "clusterwide-" + r["policy"] for r in self.requests}
         cert, key = self_signed(top)
+        self.policies, self.cert, self.key, self.others = policies, cert, key, []
         if args.apiserver == KUBE_APISERVER:
             from e2e.harness.kube_apiserver import KubeApiServer  # only this mode needs PyYAML and the control plane
             self.standin = KubeApiServer(top, self.cluster, connections=args.load_connections or 16,
@@ -386,7 +399,20 @@ class Phase:
             text.replace(f'"{name}"', f'"web-0-{i}"').replace(f'"{address}"', f'"{ipaddress.IPv4Address(first + i)}"'))))
             for i in range(held)]
 
+    def other_server(self, args, binary, label):
+        """Another policy-server binary with the same policies over the same API server: its own
+        folder, port, watch caches and process."""
+        folder = self.top / label
+        folder.mkdir()
+        server = PolicyServer(binary, folder, self.policies, None, self.cert, self.key, standin=self.standin,
+                              workers=args.workers, backtrace=False)
+        self.others.append(server)
+        print(f"bench-e2e: {label} policy-server {binary} ready in {server.startup:.2f} s", flush=True)
+        return server, Target(server.port, server.context, lambda pid: f"/validate/{pid}")
+
     def stop(self):
+        for other in getattr(self, "others", []):
+            stop_process(other.proc)
         if self.server is not None:
             self.server.stop()
         elif self.standin is not None:
@@ -419,6 +445,7 @@ class Runner:
         self.failures, self.stalled_elsewhere, self.notes = [], [], []
         self.results = {}  # key -> [round results]
         self.upstream = None  # kube-ovn-webhook, where start_upstream started it
+        self.pids = {}  # the processes measured besides the policy-server, by name
 
     def check(self, name, answers, who="policy"):
         want = self.phase.by_name[name]["allowed"]
@@ -438,7 +465,7 @@ class Runner:
         """One load; its figures appended to `key`'s rounds."""
         phase = self.phase
         target = target or phase.target
-        processes = phase.processes if process == "policy-server" else {process: self.upstream_pid}
+        processes = phase.processes if process == "policy-server" else {process: self.pids[process]}
         before, cpu_before = api_requests(phase.standin), cpu_seconds(processes)
         lat, wall, answers, errors, stalled = load(target, bodies, c, count, self.args.stall_s, start)
         cpu = cpu_seconds(processes)[process] - cpu_before[process]
@@ -500,13 +527,103 @@ def start_upstream(args, phase, runner):
               "(BENCH_E2E_APISERVER=kube-apiserver)")
         return None
     upstream = runner.upstream = Upstream(args.upstream, phase)
-    runner.upstream_pid = upstream.pid
+    runner.pids["kube-ovn-webhook"] = upstream.pid
     # Its informers fill on the first request (controller-runtime's lazy cache).
     started = time.perf_counter()
     client = Client(upstream.target, 120)
     client.review("", phase.body("pod-static-ip-free")[1])
     print(f"kube-ovn-webhook: first answer (its informers filled) after {time.perf_counter() - started:.1f} s")
     return upstream
+
+
+class Churn:
+    """IP objects of the hot subnet created through kube-apiserver, `per_s` a second, each
+    followed by the delete of the one created 16 before: two watch events per creation for every
+    cache of the subnet's IP objects, at addresses no request asks for and no object holds."""
+
+    LIVE = 16
+
+    def __init__(self, phase, per_s):
+        from e2e.harness.kube_apiserver import Connection
+        from e2e.harness.replay import clean, resource_path
+        self.per_s, self.clean, self.path = per_s, clean, resource_path
+        self.conn = Connection(phase.standin.cp.url, phase.standin.cp.ssl_context())
+        self.template = phase.cluster["ips"][0]
+        subnet = self.template["spec"]["subnet"]
+        cidr = next(s["spec"]["cidrBlock"] for s in phase.cluster["subnets"] if s["metadata"]["name"] == subnet)
+        taken = {ip["spec"].get("ipAddress") for ip in phase.cluster["ips"]}
+        taken |= set(re.findall(r"\d+\.\d+\.\d+\.\d+", json.dumps(phase.requests)))
+        top = ipaddress.ip_network(cidr).broadcast_address
+        self.free = [str(a) for a in (top - k for k in range(1, 4 * self.LIVE + 200)) if str(a) not in taken]
+        self.free = self.free[:4 * self.LIVE]
+        self.created = self.writes = 0
+        self.errors = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _ip(self, i):
+        obj = self.clean(copy.deepcopy(self.template))
+        name = f"churn-{i}"
+        obj["metadata"]["name"] = f"{name}.default"
+        obj["metadata"].pop("finalizers", None)  # no kube-ovn-controller here to remove it on delete
+        address = self.free[i % len(self.free)]
+        obj["spec"].update(podName=name, ipAddress=address, v4IpAddress=address,
+                           macAddress=f"00:00:00:ff:{i // 256 % 256:02x}:{i % 256:02x}")
+        return obj
+
+    def _write(self, method, path, body=None):
+        code, raw = self.conn.request(method, path, body)
+        self.writes += 1
+        if code not in (200, 201):
+            self.errors.append(f"{method} {path}: {code} {raw[:200]!r}")
+
+    def _run(self):
+        api = self.path("kubeovn.io/v1", "ips", None)
+        started = time.monotonic()
+        while not self.stopping.is_set() and len(self.errors) < 5:
+            i = self.created
+            self._write("POST", api, self._ip(i))
+            if i >= self.LIVE:
+                self._write("DELETE", self.path("kubeovn.io/v1", "ips", None, f"churn-{i - self.LIVE}.default"))
+            self.created += 1
+            self.stopping.wait(max(0.0, started + self.created / self.per_s - time.monotonic()))
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stopping.set()
+        self.thread.join(30)
+        self.seconds = time.monotonic() - self.started
+        for i in range(max(0, self.created - self.LIVE), self.created):  # the cluster as it was
+            self._write("DELETE", self.path("kubeovn.io/v1", "ips", None, f"churn-{i}.default"))
+        self.conn.close()
+
+
+def churn_rows(args, phase, runner, plan, count):
+    """The conflict and the free pod (lists) again, on each server, while IP objects churn."""
+    if args.apiserver != KUBE_APISERVER:
+        print("SKIPPED: churn: IP objects are written through a real API server (--apiserver kube-apiserver)")
+        return {}
+    keys = {"pod-static-ip-conflict", "pod-static-ip-free", "patched pod-static-ip-conflict",
+            "patched pod-static-ip-free", "patched i15 conflict", "i15 conflict, same rounds"}
+    rows = [(f"{key}, churn", name, bodies, n, kw) for key, name, bodies, n, kw in plan if key in keys]
+    with Churn(phase, args.churn) as churn:
+        runner.rounds(rows, args.rounds)
+    runner.table([key for key, *_ in rows])
+    rate = churn.created / churn.seconds
+    print(f"churn: {churn.created} IP objects created ({rate:.1f}/s) and {churn.writes - churn.created} deleted "
+          f"in {churn.seconds:.0f} s; errors: {churn.errors[:2] or 'none'}", flush=True)
+    if churn.errors:
+        runner.failures.append(f"churn: {churn.errors[0]}")
+    figures = {"per_s": f"{rate:.1f}"}
+    for key, *_ in rows:
+        got = runner.summary(key, 1)
+        figures[key.replace(", churn", "").replace(" ", "_").replace(",", "") + "_p50/p99"] = \
+            f"{got['p50']:.2f}/{got['p99']:.2f}"
+    return figures
 
 
 def first_request(runner, name, pid=None):
@@ -720,9 +837,23 @@ def hot_phase(args, module, ips):
         stalled += first_lists is None
         for key, name, bodies, _, _ in lists:
             runner.warm(name, bodies)
-        runner.rounds(lists, args.rounds)
+        # The same rows on the patched policy-server, in the same rounds.
+        beside = []
+        if args.patched:
+            server, target = phase.other_server(args, args.patched, "patched")
+            runner.pids[PATCHED] = server.proc.pid
+            kw = {"target": target, "process": PATCHED}
+            conflict_i15 = [phase.body("pod-static-ip-conflict", I15)]
+            beside = [("i15 conflict, same rounds", "pod-static-ip-conflict", conflict_i15, count, {}),
+                      ("patched i15 conflict", "pod-static-ip-conflict", conflict_i15, count, kw)]
+            beside += [(f"patched {key}", name, bodies, n, kw) for key, name, bodies, n, _ in lists]
+            for key, name, bodies, _, kw_ in beside:
+                runner.warm(name, bodies, kw_.get("target"))
+        runner.rounds(lists + beside, args.rounds)
         rss = peak_rss_mb(phase.server.proc.pid)
-        runner.table(["i15 free", "i15 restart", "i15 restart probe", "i15 conflict"] + [key for key, *_ in lists])
+        runner.table(["i15 free", "i15 restart", "i15 restart probe", "i15 conflict"] + [key for key, *_ in lists]
+                     + [key for key, *_ in beside])
+        churned = churn_rows(args, phase, runner, lists + beside, count) if args.churn else {}
         print(f"with the lists too: policy-server peak RSS {rss:.0f} MiB, watches held "
               f"{phase.standin.stats.snapshot()['watches_open']}, first free (lists) "
               f"{first_lists or float('nan'):.0f} ms")
@@ -754,6 +885,21 @@ def hot_phase(args, module, ips):
             f"upstream_p50_ms={up.get('free', nan):.2f} apiserver={phase.standin.name}",
             flush=True,
         )
+        if args.patched:
+            pr = {key: runner.summary(key, 1)["p50"] for key, *_ in lists + beside}
+            pc8 = {key: runner.summary(key, max(args.concurrency))["p50"] for key, *_ in lists + beside}
+            print(
+                f"bench-e2e: patched ips={ips} subnets=1 c=1 (stock/patched p50 ms) "
+                + " ".join(f"{key.replace(' ', '_')}={pr[key]:.2f}/{pr['patched ' + key]:.2f}"
+                           for key, *_ in lists)
+                + f" i15_conflict={pr['i15 conflict, same rounds']:.2f}/{pr['patched i15 conflict']:.2f}"
+                + f" c{max(args.concurrency)}_conflict={pc8['pod-static-ip-conflict']:.2f}/"
+                  f"{pc8['patched pod-static-ip-conflict']:.2f}"
+                + f" rss_mb={rss:.0f}/{peak_rss_mb(runner.pids[PATCHED]):.0f}"
+                + "".join(f" churn_{k}={v}" for k, v in churned.items())
+                + f" upstream_conflict_p50_ms={up.get('conflict', nan):.2f} apiserver={phase.standin.name}",
+                flush=True,
+            )
         print(
             f"bench-e2e: i15 ips={ips} subnets=1 "
             f"free_p50_ms={runner.summary('i15 free', 1)['p50']:.2f} "
@@ -812,6 +958,12 @@ def main():
     parser.add_argument("--spread-requests", type=int, default=4_000,
                         help="after the first touch: requests round robin over the touched subnets")
     parser.add_argument("--policy-server", default="policy-server")
+    parser.add_argument("--patched", default=os.environ.get("POLICY_SERVER_PATCHED") or None,
+                        help="a second policy-server binary (built by hand with a runtime change), measured beside "
+                             "the first on the hot phase's list rows (default: $POLICY_SERVER_PATCHED)")
+    parser.add_argument("--churn", type=float, default=0,
+                        help="kube-apiserver only: IP objects created (and older ones deleted) per second in the "
+                             "hot subnet while the list rows are measured again")
     parser.add_argument("--upstream", default=os.environ.get("KUBE_OVN_WEBHOOK") or shutil.which("kube-ovn-webhook"),
                         help="kube-ovn-webhook, measured beside the policy (with --apiserver kube-apiserver)")
     parser.add_argument("--bench-data", default=str(ROOT / "target/host/bench-data"))
@@ -834,8 +986,9 @@ def main():
         parser.error("--rounds: at least 1")
     if any(n < 10 for n in args.hot_ips):
         parser.error("--hot-ips: at least 10 IP objects in the hot subnet (none: no hot phase)")
-    if shutil.which(args.policy_server) is None:
-        sys.exit(f"{args.policy_server}: not found")
+    for binary in (args.policy_server, args.patched):
+        if binary and shutil.which(binary) is None:
+            sys.exit(f"{binary}: not found")
     module = Path(args.policy).resolve()
     started = time.monotonic()
     ok = True

@@ -681,11 +681,25 @@ def spread_phase(args, module):
         if args.i19_off_rows:
             plan.insert(5, ("no-i19 free", "pod-static-ip-free", [phase.body("pod-static-ip-free", NO_I19)],
                             args.requests // args.rounds, {}))
-        for key, name, bodies, _, _ in plan:
-            runner.warm(name, bodies)
-        runner.rounds(plan, args.rounds)
+        beside = []
+        if args.patched:  # the common path on the patched runtime, in the same rounds
+            server, target = phase.other_server(args, args.patched, "patched")
+            runner.pids[PATCHED] = server.proc.pid
+            kw = {"target": target, "process": PATCHED}
+            beside = [(f"patched {key}", name, bodies, n, kw) for key, name, bodies, n, _ in plan
+                      if key in ("floor", "i15 free", "i15 probe", "i15 free ns", "no-i19 free")]
+        for key, name, bodies, _, kw in plan + beside:
+            runner.warm(name, bodies, kw.get("target"))
+        runner.rounds(plan + beside, args.rounds)
         watches = phase.standin.stats.snapshot()["watches_open"]
-        runner.table([key for key, *_ in plan])
+        runner.table([key for key, *_ in plan + beside])
+        if beside:
+            c1 = min(args.concurrency)
+            print(f"bench-e2e: patched common ippools={args.ippools} namespaces={args.namespaces} c={c1} "
+                  "(stock/patched p50 ms) "
+                  + " ".join(f"{key[8:].replace(' ', '_')}={runner.summary(key[8:], c1)['p50']:.2f}/"
+                             f"{runner.summary(key, c1)['p50']:.2f}" for key, *_ in beside)
+                  + f" apiserver={phase.standin.name}", flush=True)
         print(f"watches held after the steady-state runs: {watches}")
 
         # First touch of many subnets (cold watch caches), then the spread

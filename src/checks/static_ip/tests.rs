@@ -832,13 +832,14 @@ mod properties {
     use proptest::prelude::*;
 
     /// An address of ovn-default (10.16.0.0/16, fd00:10:16::/112) that is
-    /// neither its gateway, its network nor its broadcast address.
+    /// neither its gateway, its network nor its last address (refused in
+    /// either family, I6: `ipv6_last_address_i6` above).
     fn v4() -> impl Strategy<Value = String> {
         (1u8..=254, 2u8..=254).prop_map(|(c, d)| format!("10.16.{c}.{d}"))
     }
 
     fn v6() -> impl Strategy<Value = String> {
-        (2u16..=0xffff).prop_map(|h| format!("fd00:10:16::{h:x}"))
+        (2u16..=0xfffe).prop_map(|h| format!("fd00:10:16::{h:x}"))
     }
 
     /// `v4`, `v6` or `v4,v6`, as a static-IP annotation or an IP CR's fields.

@@ -626,6 +626,13 @@ def churn_rows(args, phase, runner, plan, count):
     return figures
 
 
+def patched_server(args, phase, runner):
+    """The --patched policy-server beside the phase's: the `run` arguments that measure it."""
+    server, target = phase.other_server(args, args.patched, "patched")
+    runner.pids[PATCHED] = server.proc.pid
+    return {"target": target, "process": PATCHED}
+
+
 def first_request(runner, name, pid=None):
     """The first decision of a kind: its caches are created (ms), or None when it stalled."""
     phase = runner.phase
@@ -683,9 +690,7 @@ def spread_phase(args, module):
                             args.requests // args.rounds, {}))
         beside = []
         if args.patched:  # the common path on the patched runtime, in the same rounds
-            server, target = phase.other_server(args, args.patched, "patched")
-            runner.pids[PATCHED] = server.proc.pid
-            kw = {"target": target, "process": PATCHED}
+            kw = patched_server(args, phase, runner)
             beside = [(f"patched {key}", name, bodies, n, kw) for key, name, bodies, n, _ in plan
                       if key in ("floor", "i15 free", "i15 probe", "i15 free ns", "no-i19 free")]
         for key, name, bodies, _, kw in plan + beside:
@@ -854,9 +859,7 @@ def hot_phase(args, module, ips):
         # The same rows on the patched policy-server, in the same rounds.
         beside = []
         if args.patched:
-            server, target = phase.other_server(args, args.patched, "patched")
-            runner.pids[PATCHED] = server.proc.pid
-            kw = {"target": target, "process": PATCHED}
+            kw = patched_server(args, phase, runner)
             conflict_i15 = [phase.body("pod-static-ip-conflict", I15)]
             beside = [("i15 conflict, same rounds", "pod-static-ip-conflict", conflict_i15, count, {}),
                       ("patched i15 conflict", "pod-static-ip-conflict", conflict_i15, count, kw)]

@@ -14,6 +14,7 @@
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request, Verdict};
 use crate::k8s::cluster::Cluster;
+use crate::k8s::names::sort_by_name;
 use crate::k8s::objects::{IpPool, Subnet};
 use crate::upstream::go_net::{GoCidr, parse_cidr};
 use crate::upstream::kubeovn_ipam::{
@@ -135,7 +136,7 @@ pub fn decide(name: &str, pool: &IpPool, subnet: Option<&Subnet>, pools: &[IpPoo
             p.spec.subnet == subnet_name && !p.metadata.name.is_empty() && p.metadata.name != name
         })
         .collect();
-    others.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    sort_by_name(&mut others, |pool| pool.metadata.name.as_str());
 
     let mut lists: [RangeList; 2] = Default::default();
     for family in [0, 1].into_iter().filter(|&f| families.compared[f]) {

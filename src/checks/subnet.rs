@@ -11,6 +11,7 @@
 use crate::admission::denial::Denial;
 use crate::admission::{Operation, Request};
 use crate::k8s::cluster::Cluster;
+use crate::k8s::names::sort_by_name;
 use crate::k8s::objects::Subnet;
 use crate::settings::Settings;
 use crate::upstream::go_net::{parse_cidr, parse_ip};
@@ -190,7 +191,7 @@ fn validate_no_overlap(subnet: &Subnet, context: &Context<'_>) -> Result<(), Den
                 && context.vpc_of(other) == vpc
         })
         .collect();
-    others.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    sort_by_name(&mut others, |other| other.metadata.name.as_str());
     for other in others {
         if !spec.cidr_block.is_empty()
             && !other.spec.cidr_block.is_empty()

@@ -9,6 +9,7 @@ use crate::checks::nat::gateway::{NAT_GW_NAME_LABEL, NatConfig};
 use crate::checks::subnet_address::{self, EipStyle};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::kinds::{self, ApiResource};
+use crate::k8s::names::sort_by_name;
 use crate::k8s::objects::{IptablesEip, IptablesRule};
 use crate::upstream::go_net::parse_ip;
 use crate::upstream::go_strconv::{atoi, go_quote};
@@ -252,7 +253,7 @@ fn validate_dnat(dnat: &IptablesRule, cluster: &dyn Cluster) -> Result<(), Denia
             (NAT_GW_NAME_LABEL, eip.spec.nat_gw_dp.as_str()),
             (DNAT_EXTERNAL_PORT_LABEL, spec.external_port.as_str()),
         ])?;
-        same_port.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+        sort_by_name(&mut same_port, |rule| rule.metadata.name.as_str());
         let clash = same_port.iter().find(|existing| {
             existing.metadata.name != name
                 && existing.spec.eip == spec.eip

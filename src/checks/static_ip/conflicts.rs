@@ -10,6 +10,7 @@ use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
 use crate::k8s::cluster::{AddressSet, Cluster};
+use crate::k8s::names::sort_by_name;
 use crate::k8s::objects::{Ip, IpPool};
 use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
@@ -94,7 +95,7 @@ impl<'r, 'c> Checker<'r, 'c> {
             }
         }
         for holders in index.values_mut() {
-            holders.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+            sort_by_name(holders, |ip| ip.metadata.name.as_str());
         }
         let index = Rc::new(index);
         self.indexes
@@ -234,7 +235,7 @@ impl<'r, 'c> Checker<'r, 'c> {
                     .map(|ranges| (pool, ranges))
             })
             .collect();
-        pools.sort_by(|a, b| a.0.metadata.name.cmp(&b.0.metadata.name));
+        sort_by_name(&mut pools, |(pool, _)| pool.metadata.name.as_str());
         let pools = Rc::new(pools);
         self.reserving
             .borrow_mut()

@@ -15,6 +15,7 @@ use crate::admission::denial::Denial;
 use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation};
 use crate::checks::static_ip::owner::Claim;
 use crate::k8s::cluster::Cluster;
+use crate::k8s::names::sort_by_name;
 use crate::upstream::go_net::{parse_cidr, parse_ip};
 use std::net::IpAddr;
 
@@ -168,7 +169,7 @@ fn namespace_subnets(claim: &Claim<'_>, cluster: &dyn Cluster) -> Result<Vec<Str
         }
     }
     let mut subnets: Vec<_> = cluster.subnets()?.iter().collect();
-    subnets.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    sort_by_name(&mut subnets, |subnet| subnet.metadata.name.as_str());
     let bound = subnets
         .iter()
         .find(|s| s.spec.namespaces.iter().any(|n| n == claim.namespace));

@@ -71,6 +71,7 @@ from e2e.harness.checks import Checks, summary
 from e2e.harness.cluster import SEED_MESSAGE
 from e2e.harness.processes import die_with_parent, free_port, stop_process, wait_for
 from e2e.harness.servers import PolicyServer, route
+from e2e.harness.wasm import custom_section
 from e2e.harness.webhooks import load_cluster_admission_policies, policy_id, render_policies_yml
 
 # kwctl's push (crates/policy-fetcher/src/registry/mod.rs, do_push, with
@@ -101,31 +102,8 @@ def sha256(data):
 
 def metadata_section(module):
     """The JSON of the module's io.kubewarden.metadata custom section (`kwctl annotate`), or None."""
-    data = module
-
-    def leb128(i):
-        value = shift = 0
-        while True:
-            byte = data[i]
-            i += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if byte < 0x80:
-                return value, i
-
-    if data[:4] != b"\0asm":
-        raise ValueError("not a WebAssembly module")
-    i = 8
-    while i < len(data):
-        section, i = data[i], i + 1
-        size, i = leb128(i)
-        end = i + size
-        if section == 0:
-            length, j = leb128(i)
-            if data[j:j + length] == METADATA_SECTION.encode():
-                return json.loads(data[j + length:end])
-        i = end
-    return None
+    body = custom_section(module, METADATA_SECTION)
+    return None if body is None else json.loads(body)
 
 
 def oci_annotations(annotations):

@@ -14,25 +14,10 @@ import collections
 import re
 import sys
 
+from e2e_harness import harness
 
-def leb(data, at):
-    """An unsigned LEB128 at `at`: (value, the offset after it)."""
-    value = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if byte < 0x80:
-            return value, at
-
-
-def sections(data):
-    at = 8
-    while at < len(data):
-        size, start = leb(data, at + 1)
-        yield data[at], data[start:start + size]
-        at = start + size
+wasm = harness("wasm")
+leb = wasm.leb128
 
 
 def skip_limits(body, at):
@@ -46,7 +31,7 @@ def skip_limits(body, at):
 def functions(data):
     """[(body size, name)] of the module's own functions, in index order."""
     imported, sizes, names = 0, [], {}
-    for kind, body in sections(data):
+    for kind, body in wasm.sections(data):
         if kind == 2:  # imports: functions imported come first in the index space
             count, at = leb(body, 0)
             for _ in range(count):

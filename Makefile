@@ -183,9 +183,9 @@ unit-tests:
 	$(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p kube-ovn-policy
 
 # The compiled module in the waPC host (testhost/tests/), and kop-serve's
-# own tests.
+# own tests, and the fake host's.
 host-tests: policy.wasm
-	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost -p kop-serve
+	POLICY_WASM=$(CURDIR)/policy.wasm $(CARGO) test $(CARGO_FLAGS) $(HOST_PROFILE) -p testhost -p kop-serve -p fakehost
 
 # Each step of scripts/suite.py is a target of this file; a step that
 # prints a `SKIPPED:` line counts as skipped, not passed.

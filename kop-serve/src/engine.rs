@@ -9,8 +9,8 @@
 use crate::kube::HostError;
 use crate::lookups::{ListFailure, Lookups};
 use crate::policies::{ContextAwareResource, HostCapabilities};
-use crate::requests::{GetResourceRequest, ListRequest};
 use crate::review::{AdmissionResponse, ValidateRequest};
+use fakehost::requests::{GetResourceRequest, ListRequest};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! in-cluster ServiceAccount), reached over HTTP/1.1 with rustls (ureq), and
 //! its failures turned into the errors kube-rs gives policy-evaluator.
 
-use crate::answers;
+use fakehost::answers;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::{BufReader, Read};

@@ -8,14 +8,12 @@
 //! at 3460bb71) does; the source file each behaviour follows is named where
 //! it is implemented.
 
-pub mod answers;
 pub mod cli;
 pub mod engine;
 pub mod http;
 pub mod kube;
 pub mod lookups;
 pub mod policies;
-pub mod requests;
 pub mod review;
 pub mod watch;
 

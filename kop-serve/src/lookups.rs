@@ -28,10 +28,10 @@
 //!   calls `get_resource` itself (callback_handler.rs:263-291): it neither
 //!   reads nor writes the cache.
 
-use crate::answers;
 use crate::kube::{ApiClient, HostError};
-use crate::requests::{GetResourceRequest, ListRequest};
 use crate::watch::{WatchCache, Watched};
+use fakehost::answers;
+use fakehost::requests::{GetResourceRequest, ListRequest};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};

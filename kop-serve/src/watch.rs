@@ -9,8 +9,8 @@
 //! evaluation's deadline, longer than any webhook timeout; a slow first LIST
 //! that has not failed is waited for as long as it takes).
 
-use crate::answers;
 use crate::kube::{ApiClient, ApiFailure};
+use fakehost::answers;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::{BTreeSet, HashMap};

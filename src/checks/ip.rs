@@ -114,7 +114,7 @@ pub fn validate_update(new: &Ip, old: &Ip, cluster: &dyn Cluster) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::{FakeCluster, ip, subnet};
+    use crate::k8s::fake::{FakeHost, subnet, typed};
 
     #[rstest]
     #[case::same(Some("v6"), Ok(()))]
@@ -138,11 +138,13 @@ mod tests {
     use rstest::rstest;
     use serde_json::{Value, json};
 
-    fn cluster() -> FakeCluster {
-        FakeCluster {
-            subnets: vec![subnet("v6", json!({"cidrBlock": "fd00:16::/112"}))],
-            ..FakeCluster::default()
-        }
+    /// An IP object as a request holds it.
+    fn ip(name: &str, spec: Value) -> Ip {
+        typed(crate::k8s::fake::ip(name, spec))
+    }
+
+    fn host() -> FakeHost {
+        FakeHost::new([subnet("v6", json!({"cidrBlock": "fd00:16::/112"}))])
     }
 
     #[rstest]
@@ -171,7 +173,7 @@ mod tests {
         #[case] want: Result<(), &str>,
     ) {
         assert_eq!(
-            validate_create(&ip("web-0.default", spec), &cluster()),
+            validate_create(&ip("web-0.default", spec), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -194,10 +196,10 @@ mod tests {
     #[test]
     fn update_keeps_every_field_that_was_set() {
         let old = stored();
-        assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
+        assert_eq!(validate_update(&old, &old, &host().cluster()), Ok(()));
         // A field that was empty may be filled in.
         assert_eq!(
-            validate_update(&changed("podType", "StatefulSet"), &old, &cluster()),
+            validate_update(&changed("podType", "StatefulSet"), &old, &host().cluster()),
             Ok(())
         );
     }
@@ -208,7 +210,7 @@ mod tests {
     #[case::mac_address("macAddress", "macAddress")]
     fn update_refuses_a_change_of_a_set_field(#[case] field: &str, #[case] name: &str) {
         assert_eq!(
-            validate_update(&changed(field, "other"), &stored(), &cluster()),
+            validate_update(&changed(field, "other"), &stored(), &host().cluster()),
             Err(Denial::bad_request(format!(
                 "ip web-0.default {name} can not change"
             )))

@@ -56,22 +56,24 @@ pub fn validate_update(new: &Vip, old: &Vip, cluster: &dyn Cluster) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::{FakeCluster, object, subnet};
+    use crate::k8s::fake::{FakeHost, object, subnet, typed};
+    use crate::k8s::kinds;
     use rstest::rstest;
     use serde_json::{Value, json};
 
     fn vip(spec: Value, mac: &str) -> Vip {
-        object("vip-a", json!({"spec": spec, "status": {"mac": mac}}))
+        typed(object(
+            &kinds::VIP,
+            "vip-a",
+            json!({"spec": spec, "status": {"mac": mac}}),
+        ))
     }
 
-    fn cluster() -> FakeCluster {
-        FakeCluster {
-            subnets: vec![subnet(
-                "dual",
-                json!({"cidrBlock": "10.98.0.0/24,fd00:98::/120"}),
-            )],
-            ..FakeCluster::default()
-        }
+    fn host() -> FakeHost {
+        FakeHost::new([subnet(
+            "dual",
+            json!({"cidrBlock": "10.98.0.0/24,fd00:98::/120"}),
+        )])
     }
 
     #[rstest]
@@ -114,7 +116,7 @@ mod tests {
     )]
     fn create_checks_subnet_and_addresses(#[case] spec: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_create(&vip(spec, ""), &cluster()),
+            validate_create(&vip(spec, ""), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -123,15 +125,15 @@ mod tests {
     fn update_checks_only_a_changed_spec_of_an_unassigned_vip() {
         let old = vip(json!({"subnet": "dual", "v4ip": "10.98.0.8"}), "");
         let bad = vip(json!({"subnet": "dual", "v4ip": "10.98.1.8"}), "");
-        assert_eq!(validate_update(&old, &old, &cluster()), Ok(()));
-        assert!(validate_update(&bad, &old, &cluster()).is_err());
+        assert_eq!(validate_update(&old, &old, &host().cluster()), Ok(()));
+        assert!(validate_update(&bad, &old, &host().cluster()).is_err());
         let assigned = vip(
             json!({"subnet": "dual", "v4ip": "10.98.0.8"}),
             "00:00:00:aa:bb:cc",
         );
         let moved = vip(json!({"subnet": "dual", "v4ip": "10.98.0.9"}), "");
         assert_eq!(
-            validate_update(&moved, &assigned, &cluster()),
+            validate_update(&moved, &assigned, &host().cluster()),
             Err(Denial::bad_request(
                 "vip has been assigned, does not support change"
             ))
@@ -142,7 +144,7 @@ mod tests {
             "",
         );
         assert_eq!(
-            validate_update(&selected, &assigned, &cluster()),
+            validate_update(&selected, &assigned, &host().cluster()),
             Err(Denial::bad_request(
                 "vip has been assigned, does not support change"
             ))

@@ -112,8 +112,9 @@ pub fn validate_spec(spec: &VpcSpec) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::{FakeCluster, object};
-    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering, VpcReferrer};
+    use crate::k8s::fake::{FakeHost, object, typed};
+    use crate::k8s::kinds::{self, ApiResource};
+    use crate::k8s::objects::{PolicyRoute, StaticRoute, VpcPeering};
     use rstest::rstest;
     use serde_json::json;
 
@@ -209,8 +210,14 @@ mod tests {
         assert_eq!(validate_spec(&spec), want.map_err(str::to_string));
     }
 
-    fn referrer(name: &str, spec_vpc: &str, status_vpc: &str) -> VpcReferrer {
+    fn referrer(
+        kind: &ApiResource,
+        name: &str,
+        spec_vpc: &str,
+        status_vpc: &str,
+    ) -> serde_json::Value {
         object(
+            kind,
             name,
             json!({"spec": {"vpc": spec_vpc}, "status": {"vpc": status_vpc}}),
         )
@@ -219,35 +226,33 @@ mod tests {
     #[test]
     fn delete_is_refused_while_in_use() {
         let vpc = |subnets: serde_json::Value| -> Vpc {
-            object("vpc-a", json!({"status": {"subnets": subnets}}))
+            typed(object(
+                &kinds::VPC,
+                "vpc-a",
+                json!({"status": {"subnets": subnets}}),
+            ))
         };
-        let cluster = FakeCluster {
-            vpc_referrers: vec![
-                (OvnNatKind::DnatRule, referrer("dnat-z", "", "vpc-b")),
-                (OvnNatKind::SnatRule, referrer("snat-z", "vpc-a", "")),
-                (OvnNatKind::SnatRule, referrer("snat-b", "vpc-a", "")),
-                (OvnNatKind::Fip, referrer("fip-a", "", "vpc-a")),
-            ],
-            ..FakeCluster::default()
-        };
+        let host = FakeHost::new([
+            referrer(&kinds::OVN_DNAT_RULE, "dnat-z", "", "vpc-b"),
+            referrer(&kinds::OVN_SNAT_RULE, "snat-z", "vpc-a", ""),
+            referrer(&kinds::OVN_SNAT_RULE, "snat-b", "vpc-a", ""),
+            referrer(&kinds::OVN_FIP, "fip-a", "", "vpc-a"),
+        ]);
         assert_eq!(
-            validate_delete(&vpc(json!(["s1"])), &cluster),
+            validate_delete(&vpc(json!(["s1"])), &host.cluster()),
             Err(Denial::forbidden(
                 "can't delete vpc when any subnet in the vpc"
             ))
         );
         // DNAT rules are checked first; among SNAT rules the first by name is named.
         assert_eq!(
-            validate_delete(&vpc(json!([])), &cluster),
+            validate_delete(&vpc(json!([])), &host.cluster()),
             Err(Denial::forbidden(
                 "can't delete vpc \"vpc-a\": still referenced by OvnSnatRule \"snat-b\""
             ))
         );
         // status.vpc wins over spec.vpc.
-        let moved = FakeCluster {
-            vpc_referrers: vec![(OvnNatKind::DnatRule, referrer("dnat-a", "vpc-a", "vpc-b"))],
-            ..FakeCluster::default()
-        };
-        assert_eq!(validate_delete(&vpc(json!(null)), &moved), Ok(()));
+        let moved = FakeHost::new([referrer(&kinds::OVN_DNAT_RULE, "dnat-a", "vpc-a", "vpc-b")]);
+        assert_eq!(validate_delete(&vpc(json!(null)), &moved.cluster()), Ok(()));
     }
 }

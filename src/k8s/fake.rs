@@ -1,58 +1,108 @@
-//! An in-memory cluster for tests of the checks, and the builders of its
-//! objects: every object a check's test needs is made here, from JSON, and
-//! decoded as the policy decodes it.
+//! The cluster of the checks' tests, at the seam the policy-server sees: a
+//! [`FakeHost`] answers the `kubewarden/kubernetes/*` host calls from a
+//! test's objects (the `fakehost` crate, which testhost serves to
+//! `policy.wasm` too), and the checks read it through the real
+//! [`HostCluster`], its memo, masks and selectors. The builders make those
+//! objects as JSON, as the API server holds them.
 
-use crate::k8s::cluster::{AddressSet, Cluster, LookupError, OvnNatKind};
+use crate::k8s::cluster::{Host, HostCluster};
 use crate::k8s::decode;
 use crate::k8s::kinds::{self, ApiResource};
-use crate::k8s::objects::{
-    ConfigMap, InUse, Ip, IpPool, IptablesEip, IptablesRule, Namespace,
-    NetworkAttachmentDefinition, PodVip, Service, Subnet, Vpc, VpcReferrer,
-};
+use crate::k8s::objects::{InUse, Subnet};
+use fakehost::cluster::{ClusterState, Failure};
 use serde_json::{Value, json};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
-/// Decodes a `serde_json::Value` (tests build objects with `json!`).
+/// Decodes a `serde_json::Value` as the policy decodes a request's object.
 pub fn from_value<T: for<'a> serde::Deserialize<'a>>(value: Value) -> Result<T, decode::Error> {
     decode::from_str(&value.to_string())
 }
 
-/// Any object named `name`, its other fields (`spec`, `status`, `data`)
-/// from `fields`: `object::<Vpc>("vpc-a", json!({"status": {"default": true}}))`.
-pub fn object<T: for<'a> serde::Deserialize<'a>>(name: &str, fields: Value) -> T {
-    let mut value = json!({"metadata": {"name": name}});
+/// Decodes a builder's object: `typed::<Subnet>(subnet("a", json!({})))`.
+pub fn typed<T: for<'a> serde::Deserialize<'a>>(value: Value) -> T {
+    from_value(value).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An object of `kind` named `name`, its other fields (`spec`, `status`,
+/// `data`) from `fields`: `object(&kinds::VPC, "vpc-a", json!({"status": {"default": true}}))`.
+pub fn object(kind: &ApiResource, name: &str, fields: Value) -> Value {
+    let mut value = json!({
+        "apiVersion": kind.api_version,
+        "kind": kind.kind,
+        "metadata": {"name": name},
+    });
     if let (Some(all), Value::Object(fields)) = (value.as_object_mut(), fields) {
-        all.extend(fields);
+        for (key, field) in fields {
+            match (all.get_mut(&key), field) {
+                // `metadata` merges: a name and labels, say.
+                (Some(Value::Object(have)), Value::Object(more)) => have.extend(more),
+                (_, field) => {
+                    all.insert(key, field);
+                }
+            }
+        }
     }
-    from_value(value).unwrap_or_else(|e| panic!("{name}: {e}"))
+    value
+}
+
+/// An object of a namespaced `kind`.
+pub fn namespaced(kind: &ApiResource, namespace: &str, name: &str, fields: Value) -> Value {
+    let mut value = object(kind, name, fields);
+    value["metadata"]["namespace"] = json!(namespace);
+    value
 }
 
 /// A Subnet and its `spec`: `subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"}))`.
-pub fn subnet(name: &str, spec: Value) -> Subnet {
-    object(name, json!({ "spec": spec }))
+pub fn subnet(name: &str, spec: Value) -> Value {
+    object(&kinds::SUBNET, name, json!({ "spec": spec }))
 }
 
-/// An IP object and its `spec`:
+/// An IP object and its `spec`, labelled with its subnet as
+/// kube-ovn-controller labels it:
 /// `ip("a.default", json!({"subnet": "net-a", "ipAddress": "10.0.1.5"}))`.
-pub fn ip(name: &str, spec: Value) -> Ip {
-    object(name, json!({ "spec": spec }))
+pub fn ip(name: &str, spec: Value) -> Value {
+    let labels = match spec.get("subnet") {
+        Some(subnet) => json!({ "ovn.kubernetes.io/subnet": subnet }),
+        None => json!({}),
+    };
+    object(
+        &kinds::IP,
+        name,
+        json!({"metadata": {"labels": labels}, "spec": spec}),
+    )
 }
 
 /// An IPPool and its `spec`: `ippool("p", json!({"subnet": "s", "ips": ["10.0.1.5"]}))`.
-pub fn ippool(name: &str, spec: Value) -> IpPool {
-    object(name, json!({ "spec": spec }))
+pub fn ippool(name: &str, spec: Value) -> Value {
+    object(&kinds::IPPOOL, name, json!({ "spec": spec }))
 }
 
 /// A NetworkAttachmentDefinition in `namespace` and its CNI `config`:
 /// `nad("default", "attachnet", json!({"type": "kube-ovn", "provider": "attachnet.default.ovn"}))`.
-pub fn nad(namespace: &str, name: &str, config: Value) -> NetworkAttachmentDefinition {
-    from_value(json!({
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"config": config.to_string()},
-    }))
-    .unwrap_or_else(|e| panic!("{namespace}/{name}: {e}"))
+pub fn nad(namespace: &str, name: &str, config: Value) -> Value {
+    namespaced(
+        &kinds::NETWORK_ATTACHMENT_DEFINITION,
+        namespace,
+        name,
+        json!({"spec": {"config": config.to_string()}}),
+    )
+}
+
+/// A ConfigMap in `namespace`, and its `data`.
+pub fn config_map(namespace: &str, name: &str, data: Value) -> Value {
+    namespaced(&kinds::CONFIG_MAP, namespace, name, json!({ "data": data }))
+}
+
+/// An object of `kind` carrying these labels, its other fields from `fields`.
+pub fn labelled(kind: &ApiResource, name: &str, labels: &[(&str, &str)], fields: Value) -> Value {
+    let labels: serde_json::Map<String, Value> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
+    let mut value = object(kind, name, fields);
+    value["metadata"]["labels"] = Value::Object(labels);
+    value
 }
 
 /// A pod's annotations: `annotations(&[("ovn.kubernetes.io/ip_address", "10.0.1.5")])`.
@@ -63,9 +113,11 @@ pub fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A ConfigMap in `namespace`, and its `data`, as [`FakeCluster::config_maps`] holds it.
-pub fn config_map(namespace: &str, name: &str, data: Value) -> (String, ConfigMap) {
-    (namespace.to_string(), object(name, json!({ "data": data })))
+/// The same object with this `status` (a Subnet's record of what is in
+/// use, I15, say).
+pub fn with_status(mut object: Value, status: Value) -> Value {
+    object["status"] = status;
+    object
 }
 
 impl Subnet {
@@ -77,235 +129,110 @@ impl Subnet {
     }
 }
 
-/// Label pairs of a fake object.
-pub type Labels = Vec<(String, String)>;
-
-/// An in-memory cluster for tests of the checks.
-#[derive(Default)]
-pub struct FakeCluster {
-    /// IP CRs.
-    pub ips: Vec<Ip>,
-    /// Subnets.
-    pub subnets: Vec<Subnet>,
-    /// Namespaces.
-    pub namespaces: Vec<Namespace>,
-    /// IPPool names.
-    pub ippools: Vec<String>,
-    /// IPPool objects (I14).
-    pub pools: Vec<IpPool>,
-    /// Vpcs.
-    pub vpcs: Vec<Vpc>,
-    /// Service `default/kubernetes`.
-    pub kubernetes_service: Option<Service>,
-    /// OVN NAT rules by kind.
-    pub vpc_referrers: Vec<(OvnNatKind, VpcReferrer)>,
-    /// ConfigMaps by namespace.
-    pub config_maps: Vec<(String, ConfigMap)>,
-    /// IptablesEIPs.
-    pub eips: Vec<IptablesEip>,
-    /// Labelled objects (iptables NAT rules, EIPs by name) by kind.
-    pub labelled_objects: Vec<(&'static ApiResource, Labels, IptablesRule)>,
-    /// NetworkAttachmentDefinitions (I17).
-    pub nads: Vec<NetworkAttachmentDefinition>,
-    /// Vips as pods naming them read them (I21).
-    pub vips: Vec<PodVip>,
-    /// Other objects that exist, by kind and name.
-    pub existing: Vec<(&'static ApiResource, String)>,
-    /// When set, every lookup fails with this text.
-    pub fail: Option<String>,
-    /// The IP and Subnet lookups made, in order: `list IP <subnet>`,
-    /// `get IP <name>`, `get Subnet <name>` (I15's tests count them).
-    pub lookups: RefCell<Vec<String>>,
+/// The policy-server's host calls over a test's objects, and the log of the
+/// calls made: what the I15 and bound tests count.
+#[derive(Debug, Default)]
+pub struct FakeHost {
+    state: ClusterState,
+    /// When set, every call fails with this text.
+    fail: Option<String>,
+    calls: RefCell<Vec<String>>,
 }
 
-impl Cluster for FakeCluster {
-    fn ips_holding(&self, subnet: &str, addresses: &AddressSet) -> Result<Vec<Ip>, LookupError> {
-        let addresses = addresses.as_slice();
-        self.lookups.borrow_mut().push(format!("list IP {subnet}"));
-        self.fail.clone().map_or(
-            Ok(self
-                .ips
-                .iter()
-                .filter(|ip| {
-                    ip.spec.subnet == subnet && ip.addresses().iter().any(|a| addresses.contains(a))
-                })
-                .cloned()
-                .collect()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn subnets(&self) -> Result<&[Subnet], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.subnets), |e| Err(LookupError::failed(e)))
-    }
-    fn namespace(&self, name: &str) -> Result<Option<Namespace>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .namespaces
-                .iter()
-                .find(|n| n.metadata.name == name)
-                .cloned()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn ippools(&self) -> Result<&[IpPool], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.pools), |e| Err(LookupError::failed(e)))
-    }
-    fn ippool(&self, name: &str) -> Result<Option<IpPool>, LookupError> {
-        // A pool known by its name alone has no subnet, addresses or namespaces.
-        let named = || {
-            self.ippools
-                .iter()
-                .any(|p| p == name)
-                .then(|| ippool(name, json!({})))
-        };
-        self.ippools().map(|all| {
-            all.iter()
-                .find(|p| p.metadata.name == name)
-                .cloned()
-                .or_else(named)
-        })
-    }
-    fn exists(&self, kind: &ApiResource, name: &str) -> Result<bool, LookupError> {
-        self.fail.clone().map_or(
-            Ok(
-                (*kind == kinds::IPPOOL && self.ippools.iter().any(|p| p == name))
-                    || self.existing.iter().any(|(k, n)| *k == kind && n == name),
-            ),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn config_map(&self, namespace: &str, name: &str) -> Result<Option<ConfigMap>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .config_maps
-                .iter()
-                .find(|(ns, cm)| ns == namespace && cm.metadata.name == name)
-                .map(|(_, cm)| cm.clone())),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn vpc(&self, name: &str) -> Result<Option<Vpc>, LookupError> {
-        self.vpcs()
-            .map(|all| all.iter().find(|v| v.metadata.name == name).cloned())
-    }
-    fn iptables_eip(&self, name: &str) -> Result<Option<IptablesEip>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self.eips.iter().find(|e| e.metadata.name == name).cloned()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn iptables_dnat_rules(
-        &self,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<IptablesRule>, LookupError> {
-        Ok(self
-            .matching(&kinds::IPTABLES_DNAT_RULE, labels)?
-            .into_iter()
-            .cloned()
-            .collect())
-    }
-    fn labelled(
-        &self,
-        kind: &ApiResource,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<String>, LookupError> {
-        Ok(self
-            .matching(kind, labels)?
-            .into_iter()
-            .map(|r| r.metadata.name.clone())
-            .collect())
-    }
-    fn subnet(&self, name: &str) -> Result<Option<Rc<Subnet>>, LookupError> {
-        self.lookups.borrow_mut().push(format!("get Subnet {name}"));
-        self.subnets().map(|all| {
-            all.iter()
-                .find(|s| s.metadata.name == name)
-                .map(|s| Rc::new(s.clone()))
-        })
-    }
-    fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError> {
-        self.lookups.borrow_mut().push(format!("get IP {name}"));
-        self.fail.clone().map_or(
-            Ok(self.ips.iter().find(|ip| ip.metadata.name == name).cloned()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn vpcs(&self) -> Result<&[Vpc], LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(&self.vpcs), |e| Err(LookupError::failed(e)))
-    }
-    fn kubernetes_service(&self) -> Result<Option<Service>, LookupError> {
-        self.fail
-            .clone()
-            .map_or(Ok(self.kubernetes_service.clone()), |e| {
-                Err(LookupError::failed(e))
-            })
-    }
-    fn vpc_referrers(&self, kind: OvnNatKind) -> Result<Vec<VpcReferrer>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .vpc_referrers
-                .iter()
-                .filter(|(k, _)| *k == kind)
-                .map(|(_, r)| r.clone())
-                .collect()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-    fn network_attachment_definition(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
-        self.network_attachment_definition_of(namespace, name)
-    }
-    fn pod_vip(&self, name: &str) -> Result<Option<PodVip>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self.vips.iter().find(|v| v.metadata.name == name).cloned()),
-            |e| Err(LookupError::failed(e)),
-        )
-    }
-}
-
-impl FakeCluster {
-    fn network_attachment_definition_of(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<NetworkAttachmentDefinition>, LookupError> {
-        self.fail.clone().map_or(
-            Ok(self
-                .nads
-                .iter()
-                .find(|n| n.metadata.name == name && n.metadata.namespace == namespace)
-                .cloned()),
-            |e| Err(LookupError::failed(e)),
-        )
+impl FakeHost {
+    /// A cluster holding these objects (each with its `apiVersion` and `kind`).
+    pub fn new(objects: impl IntoIterator<Item = Value>) -> Self {
+        let mut host = FakeHost::default();
+        host.extend(objects);
+        host
     }
 
-    fn matching(
-        &self,
-        kind: &ApiResource,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<&IptablesRule>, LookupError> {
-        if let Some(e) = &self.fail {
-            return Err(LookupError::failed(e.clone()));
+    /// Adds objects.
+    pub fn extend(&mut self, objects: impl IntoIterator<Item = Value>) {
+        for object in objects {
+            self.state
+                .insert(object)
+                .unwrap_or_else(|e| panic!("a test's object: {e}"));
         }
-        Ok(self
-            .labelled_objects
-            .iter()
-            .filter(|(k, have, _)| {
-                *k == kind
-                    && labels
-                        .iter()
-                        .all(|(key, value)| have.iter().any(|(hk, hv)| hk == key && hv == value))
-            })
-            .map(|(_, _, rule)| rule)
-            .collect())
     }
+
+    /// Every call fails with `text`, as the host's error.
+    pub fn failing(text: &str) -> Self {
+        FakeHost {
+            fail: Some(text.to_string()),
+            ..FakeHost::default()
+        }
+    }
+
+    /// Every call for `kind` fails with `text`, as the host's error.
+    pub fn fail(&mut self, kind: &ApiResource, text: &str) {
+        self.state.fail(
+            kind.api_version,
+            kind.kind,
+            Failure::Error(text.to_string()),
+        );
+    }
+
+    /// Every call for `kind` is answered with 403 Forbidden, as the API
+    /// server answers the policy-server without RBAC for it.
+    pub fn forbid(&mut self, kind: &ApiResource) {
+        self.state
+            .fail(kind.api_version, kind.kind, Failure::Forbidden);
+    }
+
+    /// The objects of a kind, to edit in place.
+    pub fn objects_mut(&mut self, kind: &ApiResource) -> Vec<&mut Value> {
+        self.state.objects_mut(kind.case_key)
+    }
+
+    /// A fresh evaluation's view of the cluster: nothing looked up yet.
+    pub fn cluster(&self) -> HostCluster<&FakeHost> {
+        HostCluster::with_host(self)
+    }
+
+    /// The calls made so far, each as `list <Kind> [<labels>] [<fields>]`
+    /// or `get <Kind> [<namespace>/]<name>`, and forgets them.
+    pub fn take_calls(&self) -> Vec<String> {
+        self.calls.take()
+    }
+}
+
+impl Host for &FakeHost {
+    fn call(&self, operation: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
+        self.calls.borrow_mut().push(describe(operation, payload));
+        if let Some(text) = &self.fail {
+            return Err(text.clone());
+        }
+        self.state
+            .answer(operation, payload)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A host call in a line: `list IP ovn.kubernetes.io/subnet=net-a`,
+/// `get Subnet net-a`, `get ConfigMap kube-system/ovn-vpc-nat-config`.
+fn describe(operation: &str, payload: &[u8]) -> String {
+    let request: Value = serde_json::from_slice(payload).unwrap_or_default();
+    let text = |key: &str| request.get(key).and_then(Value::as_str);
+    let verb = match operation {
+        "get_resource" => "get",
+        "list_resources_all" | "list_resources_by_namespace" => "list",
+        other => other,
+    };
+    let mut line = format!("{verb} {}", text("kind").unwrap_or(""));
+    if verb == "get" {
+        line.push(' ');
+        if let Some(namespace) = text("namespace") {
+            line.push_str(namespace);
+            line.push('/');
+        }
+        line.push_str(text("name").unwrap_or(""));
+    }
+    for selector in ["label_selector", "field_selector"] {
+        if let Some(selector) = text(selector) {
+            line.push(' ');
+            line.push_str(selector);
+        }
+    }
+    line
 }

@@ -1,8 +1,8 @@
 //! Conformance cases (`../shared/conformance/README.md` format): load one,
 //! run it through the policy, and compare the answer.
 
-use crate::cluster::{ClusterState, Failure};
 use crate::{BoxError, Policy, Verdict};
+use fakehost::cluster::{ClusterState, Failure};
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -71,11 +71,11 @@ impl Case {
     pub fn cluster_state(&self) -> Result<ClusterState, BoxError> {
         let mut state = ClusterState::from_json(&self.cluster)?;
         for kind in &self.forbidden {
-            let found = crate::cluster::KINDS
+            let found = fakehost::kinds::all()
                 .iter()
-                .find(|k| k.kind == kind)
+                .find(|k| k.kind == *kind)
                 .ok_or_else(|| format!("unknown forbidden kind {kind:?}"))?;
-            state.fail(found.api_version, found.kind, Failure::Forbidden);
+            state.fail(&found.api_version, &found.kind, Failure::Forbidden);
         }
         Ok(state)
     }

@@ -8,9 +8,11 @@
 
 pub mod bench;
 pub mod case;
-pub mod cluster;
 pub mod e2e;
 pub mod session;
+
+/// The cluster objects a test serves and their answers (the `fakehost` crate).
+pub use fakehost::cluster;
 
 use cluster::ClusterState;
 use serde::Deserialize;

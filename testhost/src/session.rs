@@ -9,7 +9,7 @@
 //! them unchanged.
 
 use crate::BoxError;
-use kop_serve::requests::{
+use fakehost::requests::{
     GetResourceRequest, ListAllResourcesRequest, ListResourcesByNamespaceRequest,
 };
 use serde::{Deserialize, Serialize};

@@ -278,7 +278,7 @@ fn deployment_manifests_stay_within_the_metadata() {
         .collect();
     for (api_version, kind) in &declared_kinds {
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
-        let plural = testhost::cluster::KINDS
+        let plural = kube_ovn_policy::k8s::kinds::ALL
             .iter()
             .find(|k| k.api_version == api_version && k.kind == kind)
             .map(|k| k.plural)

@@ -2,9 +2,20 @@
 //! (pkg/ipam/subnet.go:768 `AddOrUpdateIPPool` at 1533681d7a6b).
 
 use super::*;
-use crate::k8s::fake::{FakeCluster, ippool, subnet};
+use crate::k8s::fake::{self, FakeHost, typed};
+use crate::k8s::kinds;
 use rstest::rstest;
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// A Subnet as the checks read it.
+fn subnet(name: &str, spec: Value) -> Subnet {
+    typed(fake::subnet(name, spec))
+}
+
+/// An IPPool as a request or the cluster holds it.
+fn ippool(name: &str, spec: Value) -> IpPool {
+    typed(fake::ippool(name, spec))
+}
 
 const V4: &str = "10.16.0.0/16";
 const DUAL: &str = "10.16.0.0/16,fd00:10:16::/112";
@@ -314,28 +325,25 @@ fn huge_blocks_and_lists_stay_cheap() {
 
 #[test]
 fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
-    let cluster = FakeCluster {
-        subnets: vec![subnet("s", json!({"cidrBlock": V4}))],
-        pools: vec![
-            ippool("a", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
-            ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
-        ],
-        ..FakeCluster::default()
-    };
+    let host = FakeHost::new([
+        fake::subnet("s", json!({"cidrBlock": V4})),
+        fake::ippool("a", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
+        fake::ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]})),
+    ]);
     let old = ippool("b", json!({"subnet": "s", "ips": ["10.16.0.5"]}));
     assert_eq!(
         validate(
             &ippool("b", json!({"subnet": "t", "ips": ["10.16.0.5"]})),
             Some(&old),
             "b",
-            &cluster
+            &host.cluster()
         ),
         Err(Denial::bad_request(
             "ippool b: spec.subnet cannot change from s to t"
         ))
     );
     // Stored before the policy: a change of anything else is not re-decided.
-    assert_eq!(validate(&old, Some(&old), "b", &cluster), Ok(vec![]));
+    assert_eq!(validate(&old, Some(&old), "b", &host.cluster()), Ok(vec![]));
     assert_eq!(
         validate(
             &ippool(
@@ -344,25 +352,23 @@ fn updates_keep_their_subnet_and_skip_unchanged_addresses() {
             ),
             Some(&old),
             "b",
-            &cluster
+            &host.cluster()
         ),
         Err(Denial::forbidden(
             "ippool b has conflict IPs with ippool a: 10.16.0.5"
         ))
     );
-    let failing = FakeCluster {
-        fail: Some("cannot list kubeovn.io/v1 IPPool: boom".into()),
-        ..FakeCluster::default()
-    };
+    let mut failing = FakeHost::new([fake::subnet("s", json!({"cidrBlock": V4}))]);
+    failing.fail(&kinds::IPPOOL, "boom");
     assert_eq!(
         validate(
             &ippool("c", json!({"subnet": "s", "ips": ["10.16.0.7"]})),
             None,
             "c",
-            &failing
+            &failing.cluster()
         ),
         Err(Denial::bad_request(
-            "cannot list kubeovn.io/v1 IPPool: boom"
+            "cannot list kubeovn.io/v1 IPPool: error invoking host capability kubernetes.list_resources_all: boom"
         ))
     );
 }

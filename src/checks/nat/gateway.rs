@@ -206,7 +206,7 @@ pub fn validate_delete(name: &str, cluster: &dyn Cluster) -> Result<(), Denial> 
 /// The ConfigMaps that turn VPC NAT gateways on (image `nat:v1`), as the
 /// NAT kinds' tests keep them in their cluster.
 #[cfg(test)]
-pub fn enabled_config_maps() -> Vec<(String, ConfigMap)> {
+pub fn enabled_config_maps() -> Vec<serde_json::Value> {
     use crate::k8s::fake::config_map;
     use serde_json::json;
     vec![
@@ -222,18 +222,23 @@ pub fn enabled_config_maps() -> Vec<(String, ConfigMap)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::{FakeCluster, config_map, object, subnet};
+    use crate::k8s::fake::{FakeHost, config_map, labelled, object, subnet, typed};
     use rstest::rstest;
     use serde_json::{Value, json};
 
-    fn cluster() -> FakeCluster {
-        FakeCluster {
-            config_maps: enabled_config_maps(),
-            vpcs: vec![object("vpc-a", json!({"spec": {"enableBfd": false}}))],
-            subnets: vec![subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"}))],
-            existing: vec![(&kinds::QOS_POLICY, "qos-a".to_string())],
-            ..FakeCluster::default()
-        }
+    /// A cluster with these ConfigMaps.
+    fn host_with(config_maps: Vec<Value>) -> FakeHost {
+        let mut host = FakeHost::new(config_maps);
+        host.extend([
+            object(&kinds::VPC, "vpc-a", json!({"spec": {"enableBfd": false}})),
+            subnet("net-a", json!({"cidrBlock": "10.0.1.0/24"})),
+            object(&kinds::QOS_POLICY, "qos-a", json!({})),
+        ]);
+        host
+    }
+
+    fn host() -> FakeHost {
+        host_with(enabled_config_maps())
     }
 
     fn gateway(name: &str, spec: Value) -> VpcNatGateway {
@@ -241,7 +246,7 @@ mod tests {
         if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
             full.extend(extra.clone());
         }
-        object(name, json!({"spec": full}))
+        typed(object(&kinds::VPC_NAT_GATEWAY, name, json!({"spec": full})))
     }
 
     #[rstest]
@@ -320,7 +325,7 @@ mod tests {
         #[case] want: Result<(), &str>,
     ) {
         assert_eq!(
-            validate(&gateway(name, spec), None, &cluster()),
+            validate(&gateway(name, spec), None, &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -328,45 +333,47 @@ mod tests {
     #[test]
     fn configuration_is_checked_first() {
         let gw = gateway("gw1", json!({"vpc": ""}));
-        let mut missing = cluster();
-        missing.config_maps.clear();
+        let missing = host_with(vec![]);
         assert_eq!(
-            validate(&gw, None, &missing),
+            validate(&gw, None, &missing.cluster()),
             Err(Denial::bad_request(
                 "configMap \"ovn-vpc-nat-config\" not configured"
             ))
         );
-        let mut no_image = cluster();
-        no_image.config_maps[0] = config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": ""}));
+        let mut maps = enabled_config_maps();
+        maps[0] = config_map(CONFIG_NAMESPACE, NAT_CONFIG, json!({"image": ""}));
+        let no_image = host_with(maps);
         assert_eq!(
-            validate(&gw, None, &no_image),
+            validate(&gw, None, &no_image.cluster()),
             Err(Denial::bad_request(
                 "parameter \"image\" in ConfigMap \"ovn-vpc-nat-config\" cannot be empty"
             ))
         );
-        let mut disabled = cluster();
-        disabled.config_maps[1] = config_map(
+        let mut maps = enabled_config_maps();
+        maps[1] = config_map(
             CONFIG_NAMESPACE,
             NAT_GW_CONFIG,
             json!({"enable-vpc-nat-gw": "True"}),
         );
+        let disabled = host_with(maps);
         assert_eq!(
-            validate(&gw, None, &disabled),
+            validate(&gw, None, &disabled.cluster()),
             Err(Denial::bad_request(
                 "parameter \"enable-vpc-nat-gw\" in ConfigMap \"ovn-vpc-nat-gw-config\" not true"
             ))
         );
-        let mut prefixed = cluster();
-        prefixed.config_maps[0] = config_map(
+        let mut maps = enabled_config_maps();
+        maps[0] = config_map(
             CONFIG_NAMESPACE,
             NAT_CONFIG,
             json!({"image": "nat:v1", "natGwNamePrefix": " a-much-longer-prefix-for-gateways "}),
         );
+        let prefixed = host_with(maps);
         assert!(
             validate(
                 &gateway("gw-0123456789-0123456789-01", json!({})),
                 None,
-                &prefixed
+                &prefixed.cluster()
             )
             .is_err()
         );
@@ -378,27 +385,27 @@ mod tests {
             gateway("gw1", json!({"namespace": namespace, "replicas": replicas}))
         };
         assert_eq!(
-            validate(&with("a", 0), Some(&with("a", 1)), &cluster()),
+            validate(&with("a", 0), Some(&with("a", 1)), &host().cluster()),
             Ok(())
         );
         assert_eq!(
-            validate(&with("a", 3), Some(&with("a", 2)), &cluster()),
+            validate(&with("a", 3), Some(&with("a", 2)), &host().cluster()),
             Ok(())
         );
         assert_eq!(
-            validate(&with("b", 1), Some(&with("a", 1)), &cluster()),
+            validate(&with("b", 1), Some(&with("a", 1)), &host().cluster()),
             Err(Denial::bad_request(
                 "VpcNatGateway \"gw1\": spec.namespace is immutable (old: \"a\", new: \"b\")"
             ))
         );
         assert_eq!(
-            validate(&with("a", 1), Some(&with("a", 2)), &cluster()),
+            validate(&with("a", 1), Some(&with("a", 2)), &host().cluster()),
             Err(Denial::bad_request(
                 "VpcNatGateway \"gw1\": replica count reduction from HA (>1) to non-HA (1) is not supported; delete and recreate instead"
             ))
         );
         assert_eq!(
-            validate(&with("a", 2), Some(&with("a", 0)), &cluster()),
+            validate(&with("a", 2), Some(&with("a", 0)), &host().cluster()),
             Err(Denial::bad_request(
                 "VpcNatGateway \"gw1\": replica count increase from non-HA (1) to HA (>1) is not supported; delete and recreate instead"
             ))
@@ -407,19 +414,20 @@ mod tests {
 
     #[test]
     fn delete_is_refused_while_an_eip_names_the_gateway() {
-        let mut cluster = cluster();
-        assert_eq!(validate_delete("gw1", &cluster), Ok(()));
-        cluster.labelled_objects.push((
+        let mut host = host();
+        assert_eq!(validate_delete("gw1", &host.cluster()), Ok(()));
+        host.extend([labelled(
             &kinds::IPTABLES_EIP,
-            vec![(NAT_GW_NAME_LABEL.to_string(), "gw1".to_string())],
-            Default::default(),
-        ));
+            "eip-a",
+            &[(NAT_GW_NAME_LABEL, "gw1")],
+            json!({"spec": {"natGwDp": "gw1"}}),
+        )]);
         assert_eq!(
-            validate_delete("gw1", &cluster),
+            validate_delete("gw1", &host.cluster()),
             Err(Denial::bad_request(
                 "vpc-nat-gateway \"gw1\" cannot be deleted if any eip is in use"
             ))
         );
-        assert_eq!(validate_delete("gw2", &cluster), Ok(()));
+        assert_eq!(validate_delete("gw2", &host.cluster()), Ok(()));
     }
 }

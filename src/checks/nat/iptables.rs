@@ -346,31 +346,49 @@ pub fn validate_fip_create(fip: &IptablesRule, cluster: &dyn Cluster) -> Result<
 mod tests {
     use super::*;
     use crate::checks::nat::gateway::enabled_config_maps;
-    use crate::k8s::fake::{FakeCluster, object, subnet};
+    use crate::k8s::fake::{FakeHost, labelled, object, subnet, typed};
     use rstest::rstest;
     use serde_json::{Value, json};
 
+    /// The IptablesEIP `eip-a`, as the cluster holds it.
+    fn eip_object(spec: Value, status: Value) -> Value {
+        object(
+            &kinds::IPTABLES_EIP,
+            "eip-a",
+            json!({"spec": spec, "status": status}),
+        )
+    }
+
     fn eip(spec: Value, status: Value) -> IptablesEip {
-        object("eip-a", json!({"spec": spec, "status": status}))
+        typed(eip_object(spec, status))
     }
 
     fn rule(name: &str, spec: Value) -> IptablesRule {
-        object(name, json!({"spec": spec}))
+        typed(object(
+            &kinds::IPTABLES_DNAT_RULE,
+            name,
+            json!({"spec": spec}),
+        ))
     }
 
-    fn cluster() -> FakeCluster {
-        FakeCluster {
-            config_maps: enabled_config_maps(),
-            subnets: vec![subnet(
+    /// A cluster whose `eip-a` is this one.
+    fn host_with(eip: Value) -> FakeHost {
+        let mut host = FakeHost::new(enabled_config_maps());
+        host.extend([
+            subnet(
                 "ovn-vpc-external-network",
                 json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
-            )],
-            eips: vec![eip(
-                json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}),
-                json!({"ready": true, "ip": "10.5.204.10"}),
-            )],
-            ..FakeCluster::default()
-        }
+            ),
+            eip,
+        ]);
+        host
+    }
+
+    fn host() -> FakeHost {
+        host_with(eip_object(
+            json!({"v4ip": "10.5.204.10", "natGwDp": "gw1"}),
+            json!({"ready": true, "ip": "10.5.204.10"}),
+        ))
     }
 
     #[rstest]
@@ -410,7 +428,7 @@ mod tests {
     )]
     fn eip_checks(#[case] spec: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_eip_create(&eip(spec, json!({})), &cluster()),
+            validate_eip_create(&eip(spec, json!({})), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -429,17 +447,23 @@ mod tests {
             json!({"natGwDp": "gw1", "v4ip": "10.5.204.11"}),
             json!({"ready": true, "ip": "10.5.204.10", "redo": "2"}),
         );
-        assert_eq!(validate_eip_update(&ready, &ready, &cluster()), Ok(()));
         assert_eq!(
-            validate_eip_update(&moved, &ready, &cluster()),
+            validate_eip_update(&ready, &ready, &host().cluster()),
+            Ok(())
+        );
+        assert_eq!(
+            validate_eip_update(&moved, &ready, &host().cluster()),
             Err(Denial::bad_request(
                 "IptablesEIP \"eip-a\" is ready, does not support change"
             ))
         );
-        assert_eq!(validate_eip_update(&redone, &ready, &cluster()), Ok(()));
+        assert_eq!(
+            validate_eip_update(&redone, &ready, &host().cluster()),
+            Ok(())
+        );
         let elsewhere = eip(json!({"natGwDp": "gw2", "v4ip": "10.5.204.10"}), json!({}));
         assert_eq!(
-            validate_eip_update(&elsewhere, &ready, &cluster()),
+            validate_eip_update(&elsewhere, &ready, &host().cluster()),
             Err(Denial::bad_request(
                 "IptablesEIP \"eip-a\": NatGwDp is immutable once set (old: gw1, new: gw2)"
             ))
@@ -449,15 +473,16 @@ mod tests {
             json!({"natGwDp": "gw1"}),
             json!({"ready": true, "ip": "10.5.204.10", "nat": "dnat,snat"}),
         );
-        let mut used = cluster();
-        assert_eq!(validate_eip_delete(&in_use, &used), Ok(()));
-        used.labelled_objects.push((
+        let mut used = host();
+        assert_eq!(validate_eip_delete(&in_use, &used.cluster()), Ok(()));
+        used.extend([labelled(
             &kinds::IPTABLES_SNAT_RULE,
-            vec![(EIP_V4_IP_LABEL.to_string(), "10.5.204.10".to_string())],
-            rule("snat-a", json!({})),
-        ));
+            "snat-a",
+            &[(EIP_V4_IP_LABEL, "10.5.204.10")],
+            json!({"spec": {"eip": "eip-a"}}),
+        )]);
         assert_eq!(
-            validate_eip_delete(&in_use, &used),
+            validate_eip_delete(&in_use, &used.cluster()),
             Err(Denial::bad_request(
                 "eip \"eip-a\" is still in use, you need to delete the dnat,snat of eip first"
             ))
@@ -466,7 +491,7 @@ mod tests {
             json!({"natGwDp": "gw1"}),
             json!({"ready": false, "ip": "10.5.204.10", "nat": "snat"}),
         );
-        assert_eq!(validate_eip_delete(&not_ready, &used), Ok(()));
+        assert_eq!(validate_eip_delete(&not_ready, &used.cluster()), Ok(()));
     }
 
     /// A DNAT rule's spec: one that passes, with `extra`'s fields over it.
@@ -519,7 +544,7 @@ mod tests {
     )]
     fn dnat_fields(#[case] extra: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_dnat_create(&rule("dnat-a", dnat_spec(extra)), &cluster()),
+            validate_dnat_create(&rule("dnat-a", dnat_spec(extra)), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -527,36 +552,45 @@ mod tests {
     #[test]
     fn dnat_checks() {
         // Share needs an IPv4 EIP.
-        let mut v6 = cluster();
-        v6.eips = vec![eip(json!({"v6ip": "fd00:5::9"}), json!({}))];
+        let v6 = host_with(eip_object(json!({"v6ip": "fd00:5::9"}), json!({})));
         assert_eq!(
-            validate_dnat_create(&rule("dnat-a", dnat_spec(json!({"type": "share"}))), &v6),
+            validate_dnat_create(
+                &rule("dnat-a", dnat_spec(json!({"type": "share"}))),
+                &v6.cluster()
+            ),
             Err(Denial::bad_request(
                 "dnat \"dnat-a\" cannot use type=share: EIP \"eip-a\" is IPv6-only, share dnat only supports IPv4"
             ))
         );
         // Clashes with rules of the same gateway, port, EIP and protocol; never with itself.
-        let mut clash = cluster();
-        let labels = vec![
-            (NAT_GW_NAME_LABEL.to_string(), "gw1".to_string()),
-            (DNAT_EXTERNAL_PORT_LABEL.to_string(), "8080".to_string()),
+        let mut clash = host();
+        let labels = [
+            (NAT_GW_NAME_LABEL, "gw1"),
+            (DNAT_EXTERNAL_PORT_LABEL, "8080"),
         ];
-        clash.labelled_objects.push((
-            &kinds::IPTABLES_DNAT_RULE,
-            labels.clone(),
-            rule("dnat-z", dnat_spec(json!({"type": "share"}))),
-        ));
-        clash.labelled_objects.push((
-            &kinds::IPTABLES_DNAT_RULE,
-            labels.clone(),
-            rule("dnat-a", dnat_spec(json!({}))),
-        ));
+        clash.extend([
+            labelled(
+                &kinds::IPTABLES_DNAT_RULE,
+                "dnat-z",
+                &labels,
+                json!({"spec": dnat_spec(json!({"type": "share"}))}),
+            ),
+            labelled(
+                &kinds::IPTABLES_DNAT_RULE,
+                "dnat-a",
+                &labels,
+                json!({"spec": dnat_spec(json!({}))}),
+            ),
+        ]);
         assert_eq!(
-            validate_dnat_create(&rule("dnat-a", dnat_spec(json!({"type": "share"}))), &clash),
+            validate_dnat_create(
+                &rule("dnat-a", dnat_spec(json!({"type": "share"}))),
+                &clash.cluster()
+            ),
             Ok(())
         );
         assert_eq!(
-            validate_dnat_create(&rule("dnat-b", dnat_spec(json!({}))), &clash),
+            validate_dnat_create(&rule("dnat-b", dnat_spec(json!({}))), &clash.cluster()),
             Err(Denial::bad_request(
                 "dnat \"dnat-b\" (type=exclusive) conflicts with existing dnat \"dnat-a\" (type=exclusive) sharing the same identity (eip=eip-a, port=8080, protocol=TCP): both must be type=share to coexist"
             ))
@@ -564,7 +598,7 @@ mod tests {
         assert_eq!(
             validate_dnat_create(
                 &rule("dnat-b", dnat_spec(json!({"protocol": "udp"}))),
-                &clash
+                &clash.cluster()
             ),
             Ok(())
         );
@@ -572,7 +606,7 @@ mod tests {
             validate_dnat_update(
                 &rule("dnat-a", dnat_spec(json!({"type": "share"}))),
                 &rule("dnat-a", dnat_spec(json!({}))),
-                &cluster()
+                &host().cluster()
             ),
             Err(Denial::bad_request(
                 "dnat type is immutable after creation: cannot change from \"exclusive\" to \"share\""
@@ -584,33 +618,42 @@ mod tests {
     fn snat_and_fip_checks() {
         let snat = |cidr: &str| rule("snat-a", json!({"eip": "eip-a", "internalCIDR": cidr}));
         assert_eq!(
-            validate_snat_create(&snat("10.0.1.0/24,fd00::/64"), &cluster()),
+            validate_snat_create(&snat("10.0.1.0/24,fd00::/64"), &host().cluster()),
             Ok(())
         );
         assert_eq!(
-            validate_snat_create(&snat(""), &cluster()),
+            validate_snat_create(&snat(""), &host().cluster()),
             Err(Denial::bad_request("invalid cidr "))
         );
         assert_eq!(
-            validate_rule_update(&snat(""), &snat(""), validate_snat_create, &cluster()),
+            validate_rule_update(
+                &snat(""),
+                &snat(""),
+                validate_snat_create,
+                &host().cluster()
+            ),
             Ok(())
         );
         let fip = |ip: &str| rule("fip-a", json!({"eip": "eip-a", "internalIp": ip}));
-        assert_eq!(validate_fip_create(&fip("10.0.1.5"), &cluster()), Ok(()));
         assert_eq!(
-            validate_fip_create(&fip("x"), &cluster()),
+            validate_fip_create(&fip("10.0.1.5"), &host().cluster()),
+            Ok(())
+        );
+        assert_eq!(
+            validate_fip_create(&fip("x"), &host().cluster()),
             Err(Denial::bad_request("internalIP x is not a valid"))
         );
-        let mut used = cluster();
+        let mut used = host();
         for name in ["dnat-z", "dnat-b"] {
-            used.labelled_objects.push((
+            used.extend([labelled(
                 &kinds::IPTABLES_DNAT_RULE,
-                vec![(EIP_V4_IP_LABEL.to_string(), "10.5.204.10".to_string())],
-                rule(name, json!({})),
-            ));
+                name,
+                &[(EIP_V4_IP_LABEL, "10.5.204.10")],
+                json!({"spec": {"eip": "eip-a"}}),
+            )]);
         }
         assert_eq!(
-            validate_fip_create(&fip("10.0.1.5"), &used),
+            validate_fip_create(&fip("10.0.1.5"), &used.cluster()),
             Err(Denial::bad_request(
                 "EIP \"eip-a\" is already used by DNAT rule \"dnat-b\"; floating IP requires exclusive use of the EIP (FIP matches all traffic, shadowing port-specific DNAT rules)"
             ))

@@ -232,23 +232,26 @@ pub fn validate_rule_update(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::{FakeCluster, object, subnet};
+    use crate::k8s::fake::{FakeHost, labelled, object, subnet, typed};
     use rstest::rstest;
     use serde_json::{Value, json};
 
-    fn cluster() -> FakeCluster {
-        FakeCluster {
-            subnets: vec![subnet(
+    fn host() -> FakeHost {
+        FakeHost::new([
+            subnet(
                 "ovn-vpc-external-network",
                 json!({"cidrBlock": "10.5.204.0/24,fd00:5::/120"}),
-            )],
-            existing: vec![(OvnNatKind::eip_kind(), "eip-a".to_string())],
-            ..FakeCluster::default()
-        }
+            ),
+            object(OvnNatKind::eip_kind(), "eip-a", json!({})),
+        ])
     }
 
     fn eip(spec: Value, ready: bool) -> OvnEip {
-        object("eip-a", json!({"spec": spec, "status": {"ready": ready}}))
+        typed(object(
+            OvnNatKind::eip_kind(),
+            "eip-a",
+            json!({"spec": spec, "status": {"ready": ready}}),
+        ))
     }
 
     /// A DNAT rule: one that passes, with `extra`'s fields over its spec.
@@ -261,7 +264,11 @@ mod tests {
     }
 
     fn rule(spec: Value, ready: bool) -> OvnRule {
-        object("r", json!({"spec": spec, "status": {"ready": ready}}))
+        typed(object(
+            OvnNatKind::DnatRule.as_kind(),
+            "r",
+            json!({"spec": spec, "status": {"ready": ready}}),
+        ))
     }
 
     #[rstest]
@@ -290,7 +297,7 @@ mod tests {
     )]
     fn eip_fields(#[case] spec: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_eip_create(&eip(spec, false), &cluster()),
+            validate_eip_create(&eip(spec, false), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -298,31 +305,32 @@ mod tests {
     #[test]
     fn eip_checks() {
         let ready = eip(json!({"v4Ip": "10.5.204.3"}), true);
-        assert_eq!(validate_eip_update(&ready, &ready, &cluster()), Ok(()));
+        assert_eq!(
+            validate_eip_update(&ready, &ready, &host().cluster()),
+            Ok(())
+        );
         assert_eq!(
             validate_eip_update(
                 &eip(json!({"v4Ip": "10.5.204.4"}), true),
                 &ready,
-                &cluster()
+                &host().cluster()
             ),
             Err(Denial::bad_request("OvnEip not support change"))
         );
-        let mut used = cluster();
-        assert_eq!(validate_eip_delete(&ready, &used), Ok(()));
-        used.labelled_objects.push((
+        let mut used = host();
+        assert_eq!(validate_eip_delete(&ready, &used.cluster()), Ok(()));
+        used.extend([labelled(
             OvnNatKind::SnatRule.as_kind(),
-            vec![
-                (EIP_V4_IP_LABEL.to_string(), "10.5.204.3".to_string()),
-                (EIP_V6_IP_LABEL.to_string(), String::new()),
-            ],
-            Default::default(),
-        ));
+            "snat-a",
+            &[(EIP_V4_IP_LABEL, "10.5.204.3"), (EIP_V6_IP_LABEL, "")],
+            json!({"spec": {"ovnEip": "eip-a"}}),
+        )]);
         assert_eq!(
-            validate_eip_delete(&ready, &used),
+            validate_eip_delete(&ready, &used.cluster()),
             Err(Denial::bad_request("OvnEip eip-a is still used by ovn nat"))
         );
         assert_eq!(
-            validate_eip_delete(&eip(json!({"v4Ip": "10.5.204.3"}), false), &used),
+            validate_eip_delete(&eip(json!({"v4Ip": "10.5.204.3"}), false), &used.cluster()),
             Ok(())
         );
     }
@@ -376,7 +384,7 @@ mod tests {
     )]
     fn dnat_fields(#[case] extra: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_dnat_create(&dnat(extra), &cluster()),
+            validate_dnat_create(&dnat(extra), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -415,7 +423,7 @@ mod tests {
     )]
     fn snat_fields(#[case] spec: Value, #[case] want: Result<(), &str>) {
         assert_eq!(
-            validate_snat_create(&rule(spec, false), &cluster()),
+            validate_snat_create(&rule(spec, false), &host().cluster()),
             want.map_err(Denial::bad_request)
         );
     }
@@ -425,12 +433,12 @@ mod tests {
         assert_eq!(
             validate_fip_create(
                 &rule(json!({"ovnEip": "eip-a", "v6Ip": "fd00::5"}), false),
-                &cluster()
+                &host().cluster()
             ),
             Ok(())
         );
         assert_eq!(
-            validate_fip_create(&rule(json!({"ovnEip": "eip-a"}), false), &cluster()),
+            validate_fip_create(&rule(json!({"ovnEip": "eip-a"}), false), &host().cluster()),
             Err(Denial::bad_request("should set spec ipName or ip"))
         );
         let ready = rule(json!({"ovnEip": "eip-a", "ipName": "a"}), true);
@@ -441,11 +449,11 @@ mod tests {
             ("OvnFip", validate_fip_create),
         ] {
             assert_eq!(
-                validate_rule_update(word, &ready, &ready, create, &cluster()),
+                validate_rule_update(word, &ready, &ready, create, &host().cluster()),
                 Ok(())
             );
             assert_eq!(
-                validate_rule_update(word, &changed, &ready, create, &cluster()),
+                validate_rule_update(word, &changed, &ready, create, &host().cluster()),
                 Err(Denial::bad_request(format!("{word} not support change")))
             );
         }

@@ -243,7 +243,8 @@ mod tests {
     use super::*;
     use crate::checks::static_ip::network::attachments;
     use crate::checks::static_ip::networks::entries;
-    use crate::k8s::fake::{FakeCluster, annotations, from_value, nad, subnet};
+    use crate::k8s::fake::{FakeHost, annotations, nad, namespaced, object, subnet};
+    use crate::k8s::kinds;
     use rstest::rstest;
     use serde_json::json;
 
@@ -253,49 +254,48 @@ mod tests {
     /// IPAM (provider `ipamnet.default`), `macvlan` another CNI's alone,
     /// `unbound` Kube-OVN's with no Subnet of its provider, `empty` a NAD
     /// without a config.
-    fn cluster() -> FakeCluster {
+    fn host() -> FakeHost {
         let ovn = |name: &str| json!({"cniVersion": "0.3.0", "type": "kube-ovn", "provider": format!("{name}.default.ovn")});
-        FakeCluster {
-            nads: vec![
-                nad("default", "attachnet", ovn("attachnet")),
-                nad("default", "unbound", ovn("unbound")),
-                nad(
-                    "default",
-                    "ipamnet",
-                    json!({"type": "macvlan", "ipam": {"type": "kube-ovn", "provider": "ipamnet.default"}}),
-                ),
-                nad(
-                    "default",
-                    "macvlan",
-                    json!({"type": "macvlan", "ipam": {"type": "host-local", "subnet": "172.17.0.0/24"}}),
-                ),
-                from_value(json!({"metadata": {"name": "empty", "namespace": "default"}}))
-                    .unwrap_or_else(|e| panic!("{e}")),
-            ],
-            subnets: vec![
-                subnet(
-                    "ovn-default",
-                    json!({"cidrBlock": "10.16.0.0/16", "provider": "ovn"}),
-                ),
-                subnet(
-                    "attach-z",
-                    json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
-                ),
-                subnet(
-                    "attach-net",
-                    json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
-                ),
-                subnet(
-                    "attach-b",
-                    json!({"cidrBlock": "172.17.0.0/24", "provider": "other"}),
-                ),
-                subnet(
-                    "ipam-net",
-                    json!({"cidrBlock": "172.18.0.0/24", "provider": "ipamnet.default"}),
-                ),
-            ],
-            ..FakeCluster::default()
-        }
+        FakeHost::new([
+            nad("default", "attachnet", ovn("attachnet")),
+            nad("default", "unbound", ovn("unbound")),
+            nad(
+                "default",
+                "ipamnet",
+                json!({"type": "macvlan", "ipam": {"type": "kube-ovn", "provider": "ipamnet.default"}}),
+            ),
+            nad(
+                "default",
+                "macvlan",
+                json!({"type": "macvlan", "ipam": {"type": "host-local", "subnet": "172.17.0.0/24"}}),
+            ),
+            namespaced(
+                &kinds::NETWORK_ATTACHMENT_DEFINITION,
+                "default",
+                "empty",
+                json!({}),
+            ),
+            subnet(
+                "ovn-default",
+                json!({"cidrBlock": "10.16.0.0/16", "provider": "ovn"}),
+            ),
+            subnet(
+                "attach-z",
+                json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
+            ),
+            subnet(
+                "attach-net",
+                json!({"cidrBlock": "172.17.0.0/24", "provider": "attachnet.default.ovn"}),
+            ),
+            subnet(
+                "attach-b",
+                json!({"cidrBlock": "172.17.0.0/24", "provider": "other"}),
+            ),
+            subnet(
+                "ipam-net",
+                json!({"cidrBlock": "172.18.0.0/24", "provider": "ipamnet.default"}),
+            ),
+        ])
     }
 
     /// Provider, address, pool and Subnet of each NIC.
@@ -454,7 +454,7 @@ mod tests {
             "default",
             attachments(&annotations),
             selections.as_deref(),
-            &cluster(),
+            &host().cluster(),
         )
         .unwrap_or_else(|e| panic!("{e:?}"))
         .into_iter()
@@ -480,16 +480,19 @@ mod tests {
     #[case::the_namespace_subnet_where_none_of_the_provider_does("10.16.0.50", "ovn-default")]
     #[case::the_first_provider_subnet_where_none_does("192.0.2.1", "attach-net")]
     fn where_an_attachment_lands(#[case] address: &str, #[case] subnet_name: &str) {
-        let mut cluster = cluster();
-        cluster.subnets.push(subnet(
-            "attach-y",
-            json!({"cidrBlock": "172.19.0.0/24", "provider": "attachnet.default.ovn"}),
-        ));
-        cluster.namespaces.push(
-            from_value(json!({"metadata": {"name": "default", "annotations": {
-                "ovn.kubernetes.io/logical_switch": "ovn-default"}}}))
-            .unwrap_or_else(|e| panic!("{e}")),
-        );
+        let mut host = host();
+        host.extend([
+            subnet(
+                "attach-y",
+                json!({"cidrBlock": "172.19.0.0/24", "provider": "attachnet.default.ovn"}),
+            ),
+            object(
+                &kinds::NAMESPACE,
+                "default",
+                json!({"metadata": {"annotations": {
+                    "ovn.kubernetes.io/logical_switch": "ovn-default"}}}),
+            ),
+        ]);
         let annotations = annotations(&[(
             "k8s.v1.cni.cncf.io/networks",
             &format!(r#"[{{"name":"attachnet","ips":["{address}"]}}]"#),
@@ -500,7 +503,7 @@ mod tests {
             "default",
             attachments(&annotations),
             selections.as_deref(),
-            &cluster,
+            &host.cluster(),
         )
         .unwrap_or_else(|e| panic!("{e:?}"));
         let landed: Vec<_> = nics.iter().map(|n| n.logical_switch.as_deref()).collect();
@@ -509,10 +512,7 @@ mod tests {
 
     #[test]
     fn a_selection_without_static_address_costs_no_lookup() {
-        let cluster = FakeCluster {
-            fail: Some("no lookups".into()),
-            ..cluster()
-        };
+        let host = host();
         let annotations = annotations(&[("k8s.v1.cni.cncf.io/networks", "attachnet,ipamnet")]);
         let selections = entries(&annotations, "default");
         assert_eq!(
@@ -521,9 +521,10 @@ mod tests {
                 "default",
                 attachments(&annotations),
                 selections.as_deref(),
-                &cluster
+                &host.cluster()
             ),
             Ok(vec![])
         );
+        assert_eq!(host.take_calls(), Vec::<String>::new());
     }
 }

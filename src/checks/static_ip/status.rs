@@ -84,8 +84,13 @@ fn agreed(using: &Using, v4: bool) -> Option<RangeList> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::k8s::fake::subnet;
-    use serde_json::json;
+    use crate::k8s::fake::{self, typed};
+    use crate::k8s::objects::Subnet;
+    use serde_json::{Value, json};
+
+    fn subnet(name: &str, spec: Value) -> Subnet {
+        typed(fake::subnet(name, spec))
+    }
 
     fn says(record: &Record, address: &str) -> Use {
         record.of_address(address.parse().expect("address"))

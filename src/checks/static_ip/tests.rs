@@ -2,43 +2,49 @@ use super::*;
 use crate::checks::static_ip::network::{IP_ADDRESS, IP_POOL, LOGICAL_SWITCH};
 use crate::checks::static_ip::owner::{WorkloadKind, statefulset_pod};
 use crate::checks::static_ip::pools::Pool;
-use crate::k8s::fake::{FakeCluster, annotations, ip, object, subnet};
-use crate::k8s::objects::{InUse, Meta, Namespace, Using};
-use crate::k8s::objects::{Ip, OwnerReference, PodVip};
+use crate::k8s::fake::{FakeHost, annotations, ip, ippool, object, subnet, typed, with_status};
+use crate::k8s::kinds;
+use crate::k8s::objects::{Ip, OwnerReference};
 use crate::settings::Settings;
 use rstest::rstest;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::net::IpAddr;
 
-fn cluster(ips: Vec<Ip>) -> FakeCluster {
-    let default = subnet(
-        "ovn-default",
-        json!({"cidrBlock": "10.16.0.0/16,fd00:10:16::/112", "gateway": "10.16.0.1,fd00:10:16::1", "default": true}),
-    );
-    FakeCluster {
-        ips,
-        subnets: vec![
-            default,
-            subnet(
-                "subnet-a",
-                json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1"}),
-            ),
-            subnet("p2p", json!({"cidrBlock": "10.80.0.0/31", "gateway": ""})),
-        ],
-        namespaces: vec![Namespace::default()],
-        ippools: vec!["pool-a".into()],
-        ..FakeCluster::default()
-    }
+/// `ovn-default`, `subnet-a`, `p2p`, the IPPool `pool-a`, and these IP objects.
+fn cluster(ips: Vec<Value>) -> FakeHost {
+    let mut host = FakeHost::new([
+        subnet(
+            "ovn-default",
+            json!({"cidrBlock": "10.16.0.0/16,fd00:10:16::/112", "gateway": "10.16.0.1,fd00:10:16::1", "default": true}),
+        ),
+        subnet(
+            "subnet-a",
+            json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1"}),
+        ),
+        subnet("p2p", json!({"cidrBlock": "10.80.0.0/31", "gateway": ""})),
+        ippool("pool-a", json!({})),
+    ]);
+    host.extend(ips);
+    host
 }
 
-fn pod(pairs: &[(&str, &str)], cluster: &FakeCluster) -> Result<(), Denial> {
+/// The Namespace `default` with these annotations.
+fn namespace(pairs: &[(&str, &str)]) -> Value {
+    object(
+        &kinds::NAMESPACE,
+        "default",
+        json!({"metadata": {"annotations": annotations(pairs)}}),
+    )
+}
+
+fn pod(pairs: &[(&str, &str)], cluster: &FakeHost) -> Result<(), Denial> {
     pod_of(pairs, None, cluster)
 }
 
 fn pod_of(
     pairs: &[(&str, &str)],
     controller: Option<Workload>,
-    cluster: &FakeCluster,
+    cluster: &FakeHost,
 ) -> Result<(), Denial> {
     pod_named("app-1", pairs, controller, cluster)
 }
@@ -49,13 +55,13 @@ fn pod_named(
     name: &str,
     pairs: &[(&str, &str)],
     controller: Option<Workload>,
-    cluster: &FakeCluster,
+    cluster: &FakeHost,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
     validate(
         &pod_claim(name, &annotations, controller),
         &Settings::default(),
-        cluster,
+        &cluster.cluster(),
     )
 }
 
@@ -63,13 +69,13 @@ fn workload(
     kind: WorkloadKind,
     name: &str,
     pairs: &[(&str, &str)],
-    cluster: &FakeCluster,
+    cluster: &FakeHost,
 ) -> Result<(), Denial> {
     let annotations = annotations(pairs);
     validate(
         &workload_claim(kind, name, &annotations),
         &Settings::default(),
-        cluster,
+        &cluster.cluster(),
     )
 }
 
@@ -126,7 +132,7 @@ fn conflict(address: &str, cr: &str, stored: &str) -> Result<(), Denial> {
 }
 
 /// The IP object of another pod holding 10.16.0.20 in `ovn-default`.
-fn held() -> Vec<Ip> {
+fn held() -> Vec<Value> {
     vec![ip(
         "other.default",
         json!({"subnet": "ovn-default", "ipAddress": "10.16.0.20", "podName": "other", "namespace": "default"}),
@@ -354,7 +360,7 @@ fn held() -> Vec<Ip> {
 )]
 fn pod_conflicts(
     #[case] pairs: Vec<(&str, &str)>,
-    #[case] ips: Vec<Ip>,
+    #[case] ips: Vec<Value>,
     #[case] want: Result<(), Denial>,
 ) {
     assert_eq!(pod(&pairs, &cluster(ips)), want);
@@ -368,24 +374,17 @@ fn subnet_of_a_pod_without_logical_switch() {
         json!({"subnet": "ns-subnet", "ipAddress": "10.70.0.9", "podName": "o", "namespace": "default"}),
     )];
     let mut c = cluster(held.clone());
-    c.namespaces = vec![Namespace {
-        metadata: Meta {
-            name: "default".into(),
-            annotations: annotations(&[(LOGICAL_SWITCH, "ns-subnet,other")]),
-        },
-    }];
+    c.extend([namespace(&[(LOGICAL_SWITCH, "ns-subnet,other")])]);
     assert_eq!(
         pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
         conflict("10.70.0.9", "o.default", "10.70.0.9")
     );
 
     let mut c = cluster(held.clone());
-    let mut bound = subnet(
+    c.extend([subnet(
         "ns-subnet",
-        json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1"}),
-    );
-    bound.spec.namespaces = vec!["default".into()];
-    c.subnets.push(bound);
+        json!({"cidrBlock": "10.70.0.0/24", "gateway": "10.70.0.1", "namespaces": ["default"]}),
+    )]);
     assert_eq!(
         pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
         conflict("10.70.0.9", "o.default", "10.70.0.9")
@@ -552,7 +551,7 @@ fn statefulset(name: &str) -> Option<Workload> {
 }
 
 /// The IP objects of StatefulSet `db`'s pods `db-0` and `db-1` (twice).
-fn db_ips() -> Vec<Ip> {
+fn db_ips() -> Vec<Value> {
     vec![
         ip(
             "db-0.default",
@@ -672,7 +671,7 @@ fn web() -> Option<Workload> {
 }
 
 /// The IP objects of two of Deployment `web`'s pods, dual stack.
-fn web_ips() -> Vec<Ip> {
+fn web_ips() -> Vec<Value> {
     vec![
         ip(
             "web-7b8c9d4f6-h2n9w.default",
@@ -817,13 +816,15 @@ fn workloads_warn_when_replicas_outnumber_groups(
 #[test]
 fn lookup_failures_reject_with_400() {
     let mut c = cluster(vec![]);
-    c.fail = Some("cannot list kubeovn.io/v1 IP: boom".into());
+    c.fail(&kinds::IP, "boom");
     assert_eq!(
         pod(
             &[(IP_ADDRESS, "10.16.0.5"), (LOGICAL_SWITCH, "ovn-default")],
             &c
         ),
-        Err(Denial::bad_request("cannot list kubeovn.io/v1 IP: boom"))
+        Err(Denial::bad_request(
+            "cannot list kubeovn.io/v1 IP: error invoking host capability kubernetes.list_resources_all: boom"
+        ))
     );
 }
 
@@ -869,14 +870,14 @@ mod properties {
         pod: &str,
         namespace: &str,
         split: bool,
-    ) -> Ip {
+    ) -> Value {
         let mut cr = ip(
             name,
             json!({"subnet": subnet, "ipAddress": joined(addresses), "podName": pod, "namespace": namespace}),
         );
         if split {
-            cr.spec.v4_ip_address = addresses.0.clone().unwrap_or_default();
-            cr.spec.v6_ip_address = addresses.1.clone().unwrap_or_default();
+            cr["spec"]["v4IpAddress"] = json!(addresses.0.clone().unwrap_or_default());
+            cr["spec"]["v6IpAddress"] = json!(addresses.1.clone().unwrap_or_default());
         }
         cr
     }
@@ -922,7 +923,7 @@ mod properties {
             let held: Vec<&String> = existing.iter().flat_map(|e| [&e.0, &e.1]).flatten().collect();
             let wanted_list: Vec<&String> = [&wanted.0, &wanted.1].into_iter().flatten().collect();
             prop_assume!(wanted_list.iter().all(|w| !held.contains(w)));
-            let mut ips: Vec<Ip> = existing
+            let mut ips: Vec<Value> = existing
                 .iter()
                 .enumerate()
                 .map(|(i, e)| ip_cr(&format!("web-{i}.default"), "ovn-default", e, &format!("web-{i}"), "default", true))
@@ -946,30 +947,32 @@ mod properties {
 /// I15: ovn-default and attach-net with a record of what is in use that
 /// agrees with itself, and IP objects that disagree with it where a test
 /// needs them to (`stale.default` holds an address the record calls free).
-fn recorded(ips: Vec<Ip>) -> FakeCluster {
+fn recorded(ips: Vec<Value>) -> FakeHost {
     let mut c = cluster(ips);
-    let using = |count: u128, range: &str| Using {
-        count: Some(count),
-        range: Some(range.into()),
-    };
-    c.subnets[0].in_use = InUse {
-        v4: using(3, "10.16.0.20-10.16.0.21,10.16.0.30"),
-        v6: using(3, "fd00:10:16::20-fd00:10:16::21,fd00:10:16::30"),
-    };
-    let mut attach = subnet(
-        "attach-net",
-        json!({"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1"}),
-    );
-    attach.in_use = InUse {
-        v4: using(2, "172.17.0.10-172.17.0.11"),
-        ..InUse::default()
-    };
-    c.subnets.push(attach);
+    default_subnet(&mut c)["status"] = json!({
+        "v4usingIPs": 3, "v4usingIPrange": "10.16.0.20-10.16.0.21,10.16.0.30",
+        "v6usingIPs": 3, "v6usingIPrange": "fd00:10:16::20-fd00:10:16::21,fd00:10:16::30",
+    });
+    c.extend([with_status(
+        subnet(
+            "attach-net",
+            json!({"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1"}),
+        ),
+        json!({"v4usingIPs": 2, "v4usingIPrange": "172.17.0.10-172.17.0.11"}),
+    )]);
     c
 }
 
+/// `ovn-default` as the cluster holds it, to edit.
+fn default_subnet(c: &mut FakeHost) -> &mut Value {
+    c.objects_mut(&kinds::SUBNET)
+        .into_iter()
+        .next()
+        .expect("ovn-default")
+}
+
 /// The IP objects of [`recorded`]'s tests.
-fn recorded_ips() -> Vec<Ip> {
+fn recorded_ips() -> Vec<Value> {
     vec![
         ip(
             "other.default",
@@ -999,89 +1002,129 @@ fn recorded_ips() -> Vec<Ip> {
 }
 
 /// Validates a pod `name` in `default` (a StatefulSet's when `controller`
-/// says so) with these settings; the decision and the IP and Subnet lookups
-/// made.
+/// says so) with these settings; the decision and the host calls that read
+/// IP objects and Subnet records ([`reads`]).
 fn judged(
     name: &str,
     pairs: &[(&str, &str)],
     controller: Option<Workload>,
     settings: &Settings,
-    cluster: &FakeCluster,
+    cluster: &FakeHost,
 ) -> (Result<(), Denial>, Vec<String>) {
-    cluster.lookups.borrow_mut().clear();
+    cluster.take_calls();
     let annotations = annotations(pairs);
     let claim = pod_claim(name, &annotations, controller);
-    let decision = validate(&claim, settings, cluster);
-    (decision, cluster.lookups.take())
+    let decision = validate(&claim, settings, &cluster.cluster());
+    (decision, reads(cluster.take_calls()))
+}
+
+/// Of these host calls, those that read IP objects or a Subnet's record
+/// (I15): not the Vpc and Subnet name lists that tell a Subnet exists, nor
+/// the IPPool lists of I19.
+fn reads(calls: Vec<String>) -> Vec<String> {
+    calls
+        .into_iter()
+        .filter(|c| {
+            c.starts_with("get IP ")
+                || c.starts_with("list IP ")
+                || c.starts_with("list Subnet metadata.name=")
+        })
+        .collect()
 }
 
 const LS: (&str, &str) = (LOGICAL_SWITCH, "ovn-default");
 
-/// The lookups of [`recorded`]'s tests.
-const GET_SUBNET: &str = "get Subnet ovn-default";
-const LIST_IPS: &str = "list IP ovn-default";
-const GET_OWN_IP: &str = "get IP app-1.default";
+/// The host call that reads a Subnet's record (I15): a list narrowed to
+/// its name.
+fn record(subnet: &str) -> Vec<String> {
+    vec![format!("list Subnet metadata.name={subnet}")]
+}
+
+/// The host calls that list the IP objects of a subnet: those labelled with
+/// it, and those without the label.
+fn ip_list(subnet: &str) -> Vec<String> {
+    vec![
+        format!("list IP ovn.kubernetes.io/subnet={subnet}"),
+        "list IP !ovn.kubernetes.io/subnet".to_string(),
+    ]
+}
+
+/// The host call that reads an IP object by name.
+fn get_ip(name: &str) -> Vec<String> {
+    vec![format!("get IP {name}")]
+}
+
+/// The calls of [`recorded`]'s tests.
+fn ovn_default() -> Vec<String> {
+    record("ovn-default")
+}
+fn own_ip() -> Vec<String> {
+    get_ip("app-1.default")
+}
+fn ips() -> Vec<String> {
+    ip_list("ovn-default")
+}
 
 #[rstest]
 // Free by the record, although a stale IP object holds it (the I15 window).
 #[case::stale_ip_object(
     vec![(IP_ADDRESS, "10.16.0.40"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_SUBNET]
+    ovn_default()
 )]
 // Free by the record, held by nobody.
 #[case::free(
     vec![(IP_ADDRESS, "10.16.0.50,fd00:10:16::50"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_SUBNET]
+    ovn_default()
 )]
 // In use by the pod's own IP object: no list.
 #[case::own_ip_object(
     vec![(IP_ADDRESS, "10.16.0.21"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_OWN_IP, GET_SUBNET]
+    [ovn_default(), own_ip()].concat()
 )]
 // Dual stack, both in use by the own IP object.
 #[case::own_ip_object_dual_stack(
     vec![(IP_ADDRESS, "10.16.0.21,fd00:10:16::21"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_OWN_IP, GET_SUBNET]
+    [ovn_default(), own_ip()].concat()
 )]
 // In use by another pod: upstream's conflict, from the list.
 #[case::another_pods(
     vec![(IP_ADDRESS, "10.16.0.20"), LS],
     conflict("10.16.0.20", "other.default", "10.16.0.20"),
-    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+    [ovn_default(), own_ip(), ips()].concat()
 )]
 // One address in use by another: the whole NIC is listed.
 #[case::pool_one_address_another_pods(
     vec![(IP_POOL, "10.16.0.21,10.16.0.20"), LS],
     conflict("10.16.0.20", "other.default", "10.16.0.20"),
-    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+    [ovn_default(), own_ip(), ips()].concat()
 )]
 // The first address of a range.
 #[case::first_of_a_range(
     vec![(IP_ADDRESS, "fd00:10:16::20"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS, GET_SUBNET]
+    [ovn_default(), own_ip(), ips()].concat()
 )]
 // A single-address entry.
 #[case::single_address_entry(
     vec![(IP_ADDRESS, "10.16.0.30"), LS],
     conflict("10.16.0.30", "web-0.default", "10.16.0.30"),
-    vec![GET_SUBNET, GET_OWN_IP, LIST_IPS]
+    [ovn_default(), own_ip(), ips()].concat()
 )]
 // Just past the last address of a range.
 #[case::past_a_range(
     vec![(IP_ADDRESS, "fd00:10:16::22"), LS],
     Ok(()),
-    vec![GET_SUBNET, GET_SUBNET]
+    ovn_default()
 )]
 // A wholly free pool group: no list.
 #[case::free_pool_group(
     vec![(IP_POOL, "10.16.0.40;10.16.0.41"), LS],
     Ok(()),
-    vec![GET_SUBNET]
+    ovn_default()
 )]
 // An attachment: its subnet's record and its own IP object.
 #[case::attachment_own_ip_object(
@@ -1093,11 +1136,7 @@ const GET_OWN_IP: &str = "get IP app-1.default";
         ),
     ],
     Ok(()),
-    vec![
-        "get Subnet attach-net",
-        "get IP app-1.default.attach.default.ovn",
-        "get Subnet attach-net",
-    ]
+    [record("attach-net"), get_ip("app-1.default.attach.default.ovn")].concat()
 )]
 // An attachment address in use by another.
 #[case::attachment_another_pods(
@@ -1109,11 +1148,12 @@ const GET_OWN_IP: &str = "get IP app-1.default";
         ),
     ],
     conflict("172.17.0.11", "other.default.attach", "172.17.0.11"),
-    vec![
-        "get Subnet attach-net",
-        "get IP app-1.default.attach.default.ovn",
-        "list IP attach-net",
+    [
+        record("attach-net"),
+        get_ip("app-1.default.attach.default.ovn"),
+        ip_list("attach-net"),
     ]
+    .concat()
 )]
 // An attachment's IPv6 address: no record of that family.
 #[case::attachment_v6_no_record(
@@ -1130,24 +1170,16 @@ const GET_OWN_IP: &str = "get IP app-1.default";
     Err(Denial::bad_request(
         "static ip fd00:172:17::5 is not in subnet attach-net cidr 172.17.0.0/24",
     )),
-    vec![
-        "get Subnet attach-net",
-        "list IP attach-net",
-        "get Subnet attach-net",
-    ]
+    [record("attach-net"), ip_list("attach-net")].concat()
 )]
 fn the_subnets_record_settles_addresses_without_listing_ip_objects(
     #[case] pairs: Vec<(&str, &str)>,
     #[case] want: Result<(), Denial>,
-    #[case] lookups: Vec<&str>,
+    #[case] calls: Vec<String>,
 ) {
     let c = recorded(recorded_ips());
     let (got, made) = judged("app-1", &pairs, None, &Settings::default(), &c);
-    assert_eq!((got, made), (want, strings(&lookups)));
-}
-
-fn strings(s: &[&str]) -> Vec<String> {
-    s.iter().map(|s| s.to_string()).collect()
+    assert_eq!((got, made), (want, calls));
 }
 
 /// What [`recorded`]'s record says is free, held by `stale.default`.
@@ -1161,40 +1193,35 @@ fn use_subnet_status_false_reads_no_record() {
     };
     let (got, made) = judged("app-1", &[STALE, LS], None, &off, &recorded(recorded_ips()));
     assert_eq!(got, conflict("10.16.0.40", "stale.default", "10.16.0.40"));
-    assert_eq!(made, strings(&["list IP ovn-default"]));
+    assert_eq!(made, ips());
 }
 
 /// No record, nothing in use, a count the ranges disagree with, an address
 /// in excludeIps (left out of the record): the list decides.
 #[rstest]
-#[case::no_record(|c: &mut FakeCluster| c.subnets[0].in_use = InUse::default())]
-#[case::nothing_in_use(|c: &mut FakeCluster| {
-    c.subnets[0].in_use.v4 = Using {
-        count: Some(0),
-        range: Some(String::new()),
-    }
+#[case::no_record(|c: &mut FakeHost| default_subnet(c)["status"] = json!({}))]
+#[case::nothing_in_use(|c: &mut FakeHost| {
+    let status = &mut default_subnet(c)["status"];
+    status["v4usingIPs"] = json!(0);
+    status["v4usingIPrange"] = json!("");
 })]
-#[case::count_disagrees(|c: &mut FakeCluster| c.subnets[0].in_use.v4.count = Some(7))]
-#[case::exclude_ips(|c: &mut FakeCluster| {
-    c.subnets[0].spec.exclude_ips = vec!["10.16.0.1".into(), "10.16.0.40".into()]
+#[case::count_disagrees(|c: &mut FakeHost| default_subnet(c)["status"]["v4usingIPs"] = json!(7))]
+#[case::exclude_ips(|c: &mut FakeHost| {
+    default_subnet(c)["spec"]["excludeIps"] = json!(["10.16.0.1", "10.16.0.40"])
 })]
-fn without_an_agreeing_record_the_ip_objects_decide_as_before(
-    #[case] unsettle: fn(&mut FakeCluster),
-) {
+fn without_an_agreeing_record_the_ip_objects_decide_as_before(#[case] unsettle: fn(&mut FakeHost)) {
     let mut c = recorded(recorded_ips());
     unsettle(&mut c);
     let (got, made) = judged("app-1", &[STALE, LS], None, &Settings::default(), &c);
     assert_eq!(got, conflict("10.16.0.40", "stale.default", "10.16.0.40"));
-    assert_eq!(
-        made,
-        strings(&["get Subnet ovn-default", "list IP ovn-default"])
-    );
+    assert_eq!(made, [ovn_default(), ips()].concat());
 }
 
 #[test]
 fn an_own_ip_object_of_another_subnet_leaves_the_list_to_decide() {
     let mut elsewhere = recorded_ips();
-    elsewhere[1].spec.subnet = "subnet-a".into();
+    elsewhere[1]["spec"]["subnet"] = json!("subnet-a");
+    elsewhere[1]["metadata"]["labels"]["ovn.kubernetes.io/subnet"] = json!("subnet-a");
     let (got, made) = judged(
         "app-1",
         &[(IP_ADDRESS, "10.16.0.21"), LS],
@@ -1203,15 +1230,7 @@ fn an_own_ip_object_of_another_subnet_leaves_the_list_to_decide() {
         &recorded(elsewhere),
     );
     assert_eq!(got, Ok(()));
-    assert_eq!(
-        made,
-        strings(&[
-            "get Subnet ovn-default",
-            "get IP app-1.default",
-            "list IP ovn-default",
-            "get Subnet ovn-default",
-        ])
-    );
+    assert_eq!(made, [ovn_default(), own_ip(), ips()].concat());
 }
 
 #[test]
@@ -1225,19 +1244,12 @@ fn pool_groups_and_siblings_with_the_record() {
     assert_eq!(got, Ok(()));
     assert_eq!(
         made,
-        strings(&[
-            "get Subnet ovn-default",
-            "get IP web-1.default",
-            "list IP ovn-default"
-        ])
+        [ovn_default(), get_ip("web-1.default"), ips()].concat()
     );
     // web-0 again (its pod re-created): its own IP object settles group 0.
     let (got, made) = judged("web-0", &pairs, statefulset("web"), &on, &c);
     assert_eq!(got, Ok(()));
-    assert_eq!(
-        made,
-        strings(&["get Subnet ovn-default", "get IP web-0.default"])
-    );
+    assert_eq!(made, [ovn_default(), get_ip("web-0.default")].concat());
     // Group 1 in use by another: upstream's conflict for that address.
     let held = [(IP_POOL, "10.16.0.41;10.16.0.20"), LS];
     let (got, _) = judged("web-1", &held, statefulset("web"), &on, &c);
@@ -1246,10 +1258,7 @@ fn pool_groups_and_siblings_with_the_record() {
     let own_then_free = [(IP_POOL, "10.16.0.21;10.16.0.40"), LS];
     let (got, made) = judged("app-1", &own_then_free, None, &on, &c);
     assert_eq!(got, Ok(()));
-    assert_eq!(
-        made,
-        strings(&["get Subnet ovn-default", "get IP app-1.default"])
-    );
+    assert_eq!(made, [ovn_default(), own_ip()].concat());
     // A sibling's address is no conflict but not free either (I3): from the list.
     let sibling = Some(Workload {
         kind: WorkloadKind::Deployment,
@@ -1271,29 +1280,22 @@ fn pool_groups_and_siblings_with_the_record() {
     );
     assert_eq!(
         made,
-        strings(&[
-            "get Subnet ovn-default",
-            "get IP web-6f5c8d7b9-bcdfg.default",
-            "list IP ovn-default"
-        ])
+        [ovn_default(), get_ip("web-6f5c8d7b9-bcdfg.default"), ips()].concat()
     );
     // A workload has no IP object: the free-by-record shortcut only.
     let free = [(IP_POOL, "10.16.0.40,10.16.0.41"), LS];
-    c.lookups.borrow_mut().clear();
+    c.take_calls();
     assert_eq!(
         workload(WorkloadKind::StatefulSet, "web", &free, &c),
         Ok(())
     );
-    assert_eq!(c.lookups.take(), strings(&["get Subnet ovn-default"]));
+    assert_eq!(reads(c.take_calls()), ovn_default());
     let member = [(IP_POOL, "10.16.0.30,10.16.0.41"), LS];
     assert_eq!(
         workload(WorkloadKind::StatefulSet, "web", &member, &c),
         Ok(())
     );
-    assert_eq!(
-        c.lookups.take(),
-        strings(&["get Subnet ovn-default", "list IP ovn-default"])
-    );
+    assert_eq!(reads(c.take_calls()), [ovn_default(), ips()].concat());
 }
 
 mod record_properties {
@@ -1311,7 +1313,8 @@ mod record_properties {
 
     /// The record kube-ovn-controller writes for these IP objects: per
     /// family, every address held, and one count per object.
-    fn record_of(ips: &[Ip]) -> InUse {
+    fn record_of(ips: &[Value]) -> Value {
+        let ips: Vec<Ip> = ips.iter().cloned().map(typed).collect();
         let family = |v4: bool| {
             let held: Vec<String> = ips
                 .iter()
@@ -1319,15 +1322,13 @@ mod record_properties {
                 .filter(|a| a.is_ipv4() == v4)
                 .map(|a| a.to_string())
                 .collect();
-            Using {
-                count: Some(held.len() as u128),
-                range: Some(held.join(",")),
-            }
+            (held.len(), held.join(","))
         };
-        InUse {
-            v4: family(true),
-            v6: family(false),
-        }
+        let ((v4_count, v4_range), (v6_count, v6_range)) = (family(true), family(false));
+        json!({
+            "v4usingIPs": v4_count, "v4usingIPrange": v4_range,
+            "v6usingIPs": v6_count, "v6usingIPrange": v6_range,
+        })
     }
 
     proptest! {
@@ -1344,7 +1345,7 @@ mod record_properties {
             who in 0u8..3,
         ) {
             let pods = ["app-1", "web-0", "web-1", "other", "team-b"];
-            let ips: Vec<Ip> = holders
+            let ips: Vec<Value> = holders
                 .iter()
                 .map(|(pod, (a, dual))| {
                     let pod = pods[usize::from(*pod)];
@@ -1357,7 +1358,7 @@ mod record_properties {
                 })
                 .collect();
             let mut c = recorded(ips.clone());
-            c.subnets[0].in_use = record_of(&ips);
+            default_subnet(&mut c)["status"] = record_of(&ips);
             let addresses: Vec<String> = claim.iter().map(|a| address(*a)).collect();
             let value = addresses.join(if semicolons { ";" } else { "," });
             let key = if pool { IP_POOL } else { IP_ADDRESS };
@@ -1374,7 +1375,7 @@ mod record_properties {
             let on = workload(WorkloadKind::StatefulSet, "web", &pairs, &c);
             let written = annotations(&pairs);
             let claim = workload_claim(WorkloadKind::StatefulSet, "web", &written);
-            prop_assert_eq!(on, validate(&claim, &off, &c));
+            prop_assert_eq!(on, validate(&claim, &off, &c.cluster()));
         }
     }
 }
@@ -1463,17 +1464,19 @@ fn each_subnet_is_read_once_however_many_nics_name_it() {
     }
     let cluster = cluster(held());
     assert_eq!(pod(&pairs, &cluster), Ok(()));
-    let lookups = cluster.lookups.borrow();
-    let count = |what: &str| lookups.iter().filter(|l| l.as_str() == what).count();
-    assert_eq!(count("list IP subnet-a"), 1, "{lookups:?}");
+    let calls = cluster.take_calls();
+    let count = |what: &str| calls.iter().filter(|l| l.as_str() == what).count();
+    assert_eq!(
+        count("list IP ovn.kubernetes.io/subnet=subnet-a"),
+        1,
+        "{calls:?}"
+    );
+    assert_eq!(count("list Subnet metadata.name=subnet-a"), 1, "{calls:?}");
 }
 
 /// I21: a Vip named by `ovn.kubernetes.io/vip`, as `podReuseVip` takes it.
-fn vip_pod(name: &str, vip: PodVip, controller: Option<Workload>, vm: bool) -> Result<(), Denial> {
-    let cluster = FakeCluster {
-        vips: vec![vip],
-        ..cluster(vec![])
-    };
+fn vip_pod(name: &str, vip: Value, controller: Option<Workload>, vm: bool) -> Result<(), Denial> {
+    let cluster = cluster(vec![vip]);
     let annotations = annotations(&[(vip::VIP, "vip-a")]);
     let mut claim = pod_claim(name, &annotations, controller);
     if let Subject::Pod { vm: is_vm, .. } = &mut claim.subject {
@@ -1482,12 +1485,13 @@ fn vip_pod(name: &str, vip: PodVip, controller: Option<Workload>, vm: bool) -> R
     if vm {
         claim.owner_name = "vm-a";
     }
-    validate(&claim, &Settings::default(), &cluster)
+    validate(&claim, &Settings::default(), &cluster.cluster())
 }
 
-fn a_vip(namespace: &str, reserved_by: Option<&str>) -> PodVip {
+fn a_vip(namespace: &str, reserved_by: Option<&str>) -> Value {
     let labels = reserved_by.map_or(json!({}), |p| json!({(vip::IP_RESERVED): p}));
     object(
+        &kinds::VIP,
         "vip-a",
         json!({"metadata": {"name": "vip-a", "labels": labels}, "spec": {"namespace": namespace}}),
     )
@@ -1533,7 +1537,7 @@ fn a_vip(namespace: &str, reserved_by: Option<&str>) -> PodVip {
 )]
 #[case::vm_pod_keeps_its_vms(a_vip("", Some("vm-a.default")), "virt-launcher-vm-a-x7k2p", None, true, Ok(()))]
 fn vips_taken_by_pods_i21(
-    #[case] vip: PodVip,
+    #[case] vip: Value,
     #[case] name: &str,
     #[case] controller: Option<Workload>,
     #[case] vm: bool,
@@ -1549,7 +1553,7 @@ fn a_missing_vip_is_not_checked_i21() {
         validate(
             &pod_claim("app-1", &annotations, None),
             &Settings::default(),
-            &cluster(vec![])
+            &cluster(vec![]).cluster()
         ),
         Ok(())
     );
@@ -1557,10 +1561,7 @@ fn a_missing_vip_is_not_checked_i21() {
 
 #[test]
 fn a_workload_naming_another_namespaces_vip_is_refused_i21() {
-    let foreign = FakeCluster {
-        vips: vec![a_vip("team-b", None)],
-        ..cluster(vec![])
-    };
+    let foreign = cluster(vec![a_vip("team-b", None)]);
     assert_eq!(
         workload(
             WorkloadKind::Deployment,
@@ -1572,10 +1573,7 @@ fn a_workload_naming_another_namespaces_vip_is_refused_i21() {
             "vip vip-a is reserved for namespace team-b"
         ))
     );
-    let sts = FakeCluster {
-        vips: vec![a_vip("", Some("db-2.default"))],
-        ..cluster(vec![])
-    };
+    let sts = cluster(vec![a_vip("", Some("db-2.default"))]);
     assert_eq!(
         workload(
             WorkloadKind::StatefulSet,
@@ -1597,10 +1595,8 @@ fn the_subnet_a_primary_nic_lands_in_i5() {
     // A named IPPool puts the pod in its subnet (Kube-OVN #7059): the
     // address is checked there, not in ovn-default.
     let mut c = cluster(in_a.clone());
-    c.pools = vec![object(
-        "pool-a",
-        json!({"spec": {"subnet": "subnet-a", "ips": ["10.70.0.0/26"]}}),
-    )];
+    c.objects_mut(&kinds::IPPOOL)[0]["spec"] =
+        json!({"subnet": "subnet-a", "ips": ["10.70.0.0/26"]});
     assert_eq!(
         pod(&[(IP_ADDRESS, "10.70.0.9"), (IP_POOL, " pool-a ")], &c),
         conflict("10.70.0.9", "o.default", "10.70.0.9")
@@ -1608,12 +1604,7 @@ fn the_subnet_a_primary_nic_lands_in_i5() {
     // A namespace bound to two subnets: the address lands in the first whose
     // CIDR holds it, the second here.
     let mut c = cluster(in_a.clone());
-    c.namespaces = vec![Namespace {
-        metadata: Meta {
-            name: "default".into(),
-            annotations: annotations(&[(LOGICAL_SWITCH, "ovn-default,subnet-a")]),
-        },
-    }];
+    c.extend([namespace(&[(LOGICAL_SWITCH, "ovn-default,subnet-a")])]);
     assert_eq!(
         pod(&[(IP_ADDRESS, "10.70.0.9")], &c),
         conflict("10.70.0.9", "o.default", "10.70.0.9")

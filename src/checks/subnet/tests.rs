@@ -1,6 +1,7 @@
 use super::*;
-use crate::k8s::fake::{FakeCluster, from_value, object, subnet};
-use crate::k8s::objects::{BigInt, Service, Vpc};
+use crate::k8s::fake::{FakeHost, from_value, namespaced, object, subnet, typed};
+use crate::k8s::kinds;
+use crate::k8s::objects::BigInt;
 use rstest::rstest;
 use serde_json::{Value, json};
 
@@ -12,9 +13,11 @@ fn settings(service_ip: Option<&str>) -> Settings {
 }
 
 fn spec_result(spec: Value) -> Result<(), Denial> {
-    let cluster = FakeCluster::default();
     let settings = settings(Some("10.20.0.1"));
-    validate_spec(&subnet("s1", spec), &Context::new(&settings, &cluster))
+    validate_spec(
+        &typed(subnet("s1", spec)),
+        &Context::new(&settings, &FakeHost::default().cluster()),
+    )
 }
 
 #[test]
@@ -266,17 +269,18 @@ fn spec_checks_in_upstream_order() {
 
 #[test]
 fn apiserver_address_is_looked_up_only_when_reached() {
-    let svc: Service = object(
+    let cluster = FakeHost::new([namespaced(
+        &kinds::SERVICE,
+        "default",
         "kubernetes",
         json!({"spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1", "fd00:10:96::1"]}}),
-    );
-    let cluster = FakeCluster {
-        kubernetes_service: Some(svc),
-        ..FakeCluster::default()
-    };
+    )]);
     let unset = settings(None);
-    let check = |spec: Value, cluster: &FakeCluster| {
-        validate_spec(&subnet("s1", spec), &Context::new(&unset, cluster))
+    let check = |spec: Value, host: &FakeHost| {
+        validate_spec(
+            &typed(subnet("s1", spec)),
+            &Context::new(&unset, &host.cluster()),
+        )
     };
     assert_eq!(
         check(json!({"cidrBlock": "fd00:10:96::/112"}), &cluster),
@@ -294,16 +298,12 @@ fn apiserver_address_is_looked_up_only_when_reached() {
     );
     // With no Service, nothing conflicts.
     assert_eq!(
-        check(
-            json!({"cidrBlock": "10.96.0.0/24"}),
-            &FakeCluster::default()
-        ),
+        check(json!({"cidrBlock": "10.96.0.0/24"}), &FakeHost::default()),
         Ok(())
     );
-    let failing = FakeCluster {
-        fail: Some("forbidden".into()),
-        ..FakeCluster::default()
-    };
+    // No RBAC for Services: the API server answers 403.
+    let mut failing = FakeHost::default();
+    failing.forbid(&kinds::SERVICE);
     // An earlier failure wins over the lookup; the lookup failure is a 400.
     assert_eq!(
         check(
@@ -314,35 +314,40 @@ fn apiserver_address_is_looked_up_only_when_reached() {
     );
     assert_eq!(
         check(json!({"cidrBlock": "10.96.0.0/24"}), &failing),
-        Err(Denial::bad_request("forbidden"))
+        Err(Denial::bad_request(
+            "cannot get v1 Service \"default/kubernetes\": error invoking host capability kubernetes.get_resource: ApiError: services \"kubernetes\" is forbidden: User \"system:serviceaccount:kubewarden:policy-server\" cannot get resource \"services\" in API group \"\" in the namespace \"default\": Forbidden"
+        ))
     );
     // A setting is used as given, and no lookup is made.
     let set = settings(Some("10.96.0.1,fd00:10:96::1"));
     assert_eq!(
         validate_spec(
-            &subnet("s1", json!({"cidrBlock": "10.96.0.0/24"})),
-            &Context::new(&set, &failing)
+            &typed(subnet("s1", json!({"cidrBlock": "10.96.0.0/24"}))),
+            &Context::new(&set, &failing.cluster())
         ),
         Err(Denial::forbidden(
             "subnet s1 cidr 10.96.0.0/24 conflicts with k8s apiserver svc ip 10.96.0.1"
         ))
     );
+    // One lookup: the gateway type failed first, the setting needed none.
+    assert_eq!(failing.take_calls(), ["get Service default/kubernetes"]);
 }
 
-fn cluster_of(subnets: Vec<Subnet>) -> FakeCluster {
-    FakeCluster {
-        subnets,
-        ..FakeCluster::default()
-    }
+fn cluster_of(subnets: Vec<Value>) -> FakeHost {
+    FakeHost::new(subnets)
 }
 
-fn create(new: &Subnet, cluster: &FakeCluster) -> Result<(), Denial> {
+/// The decision on creating the Subnet `new` (a builder's object).
+fn create(new: &Value, host: &FakeHost) -> Result<(), Denial> {
     let settings = settings(Some("10.96.0.1"));
-    validate_create(new, &Context::new(&settings, cluster))
+    validate_create(
+        &typed(new.clone()),
+        &Context::new(&settings, &host.cluster()),
+    )
 }
 
 /// Subnets of the default VPC, with and without a vlan, and of `vpc-a`.
-fn overlap_cluster() -> FakeCluster {
+fn overlap_cluster() -> FakeHost {
     cluster_of(vec![
         subnet(
             "ovn-default",
@@ -493,22 +498,20 @@ fn egress_gateways_need_their_own_routing_table() {
 
 #[test]
 fn create_checks_vpc_names_and_custom_vpc_namespaces() {
-    let vpc = |name: &str, namespaces: Value, standby: bool, default: bool| -> Vpc {
+    let vpc = |name: &str, namespaces: Value, standby: bool, default: bool| {
         let status = json!({"standby": standby, "default": default});
         object(
+            &kinds::VPC,
             name,
             json!({"spec": {"namespaces": namespaces}, "status": status}),
         )
     };
-    let cluster = FakeCluster {
-        vpcs: vec![
-            vpc("ovn-cluster", json!([]), true, true),
-            vpc("vpc-a", json!(["ns-a"]), true, false),
-            vpc("vpc-b", json!([]), false, false),
-            vpc("clash", json!([]), true, false),
-        ],
-        ..FakeCluster::default()
-    };
+    let cluster = FakeHost::new([
+        vpc("ovn-cluster", json!([]), true, true),
+        vpc("vpc-a", json!(["ns-a"]), true, false),
+        vpc("vpc-b", json!([]), false, false),
+        vpc("clash", json!([]), true, false),
+    ]);
     let new = |name: &str, vpc: &str, namespaces: Value| {
         subnet(
             name,
@@ -541,7 +544,11 @@ fn create_checks_vpc_names_and_custom_vpc_namespaces() {
 
 /// Subnet `s` with this spec and status.
 fn subnet_with(spec: Value, status: Value) -> Subnet {
-    object("s", json!({"spec": spec, "status": status}))
+    typed(object(
+        &kinds::SUBNET,
+        "s",
+        json!({"spec": spec, "status": status}),
+    ))
 }
 
 /// Subnet `s` of the default VPC with a gateway and three IPv4 addresses in use.
@@ -631,17 +638,21 @@ fn update_rules_come_first(
     #[case] old: Subnet,
     #[case] want: Result<(), Denial>,
 ) {
-    let cluster = FakeCluster::default();
     let settings = settings(Some("10.96.0.1"));
     assert_eq!(
-        validate_update(&new, &old, &Context::new(&settings, &cluster)),
+        validate_update(
+            &new,
+            &old,
+            &Context::new(&settings, &FakeHost::default().cluster())
+        ),
         want
     );
 }
 
 #[test]
 fn delete_is_refused_while_addresses_are_in_use() {
-    let with = |status: Value| -> Subnet { object("s", json!({"status": status})) };
+    let with =
+        |status: Value| -> Subnet { typed(object(&kinds::SUBNET, "s", json!({"status": status}))) };
     let in_use = Err(Denial::forbidden(
         "can't delete subnet when any IPs in Using",
     ));

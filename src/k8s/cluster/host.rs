@@ -733,15 +733,8 @@ impl<H: Host> Cluster for HostCluster<H> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A host that fails every call with one text.
-    struct Failing(&'static str);
-
-    impl Host for Failing {
-        fn call(&self, _: &str, _: &[u8]) -> Result<Vec<u8>, String> {
-            Err(self.0.to_string())
-        }
-    }
+    use crate::k8s::fake::{FakeHost, ippool, object};
+    use serde_json::{Value, json};
 
     /// What the guest receives from policy-server 1.36 for a GET of a missing
     /// object (recorded with kwctl against an API server answering 404),
@@ -759,88 +752,60 @@ mod tests {
         }
     }
 
-    /// A host answering each call by the kind it asks for, and logging the
-    /// calls' field selectors.
-    struct ByKind {
-        answers: Vec<(&'static str, Result<String, String>)>,
-        asked: RefCell<Vec<(String, String)>>,
-    }
-
-    impl Host for ByKind {
-        fn call(&self, _: &str, payload: &[u8]) -> Result<Vec<u8>, String> {
-            let request: serde_json::Value = serde_json::from_slice(payload).expect("json");
-            let kind = request["kind"].as_str().unwrap_or_default().to_string();
-            let field = request["field_selector"].as_str().unwrap_or_default();
-            self.asked
-                .borrow_mut()
-                .push((kind.clone(), field.to_string()));
-            let (_, answer) = self
-                .answers
-                .iter()
-                .find(|(k, _)| *k == kind)
-                .expect("an answer for the kind");
-            answer.clone().map(String::into_bytes)
-        }
-    }
-
     #[test]
     fn a_subnets_pools_are_listed_alone_only_where_the_crd_selects_them() {
-        let vpcs = r#"{"apiVersion":"kubeovn.io/v1","kind":"VpcList","metadata":{},"items":[{"apiVersion":"kubeovn.io/v1","kind":"Vpc","metadata":{"name":"ovn-cluster"},"status":{"subnets":["s"]}}]}"#;
-        let pools = r#"{"apiVersion":"kubeovn.io/v1","kind":"IPPoolList","metadata":{},"items":[{"apiVersion":"kubeovn.io/v1","kind":"IPPool","metadata":{"name":"p"},"spec":{"ips":["10.0.0.1"],"namespaces":["x"],"subnet":"s"}}]}"#;
-        let crd = |fields: &str| {
-            format!(
-                r#"{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinitionList","metadata":{{}},"items":[{{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{{"name":"ippools.kubeovn.io"}},"spec":{{"versions":[{{"name":"v1"{fields}}}]}}}}]}}"#
+        let crd = |fields: Value| {
+            object(
+                &kinds::CUSTOM_RESOURCE_DEFINITION,
+                kinds::IPPOOL_CRD_NAME,
+                json!({"spec": {"versions": [{"name": "v1", "selectableFields": fields}]}}),
             )
         };
-        let selectable = r#","selectableFields":[{"jsonPath":".spec.subnet"}]"#;
+        let host = |crd: Option<Value>| {
+            let mut host = FakeHost::new([
+                object(
+                    &kinds::VPC,
+                    "ovn-cluster",
+                    json!({"status": {"subnets": ["s"]}}),
+                ),
+                ippool(
+                    "p",
+                    json!({"ips": ["10.0.0.1"], "namespaces": ["x"], "subnet": "s"}),
+                ),
+            ]);
+            match crd {
+                Some(crd) => host.extend([crd]),
+                None => host.forbid(&kinds::CUSTOM_RESOURCE_DEFINITION),
+            }
+            host
+        };
+        let pool_lists = |host: &FakeHost| -> Vec<String> {
+            host.take_calls()
+                .into_iter()
+                .filter(|c| c.starts_with("list IPPool"))
+                .collect()
+        };
+        let selectable = json!([{"jsonPath": ".spec.subnet"}]);
         let cases = [
-            (Ok(crd(selectable)), "spec.subnet=s"),
-            (Ok(crd("")), ""),
-            (
-                Ok(crd(r#","selectableFields":[{"jsonPath":".spec.ips"}]"#)),
-                "",
-            ),
-            (Err("forbidden".to_string()), ""),
+            (Some(crd(selectable.clone())), "list IPPool spec.subnet=s"),
+            (Some(crd(json!([]))), "list IPPool"),
+            (Some(crd(json!([{"jsonPath": ".spec.ips"}]))), "list IPPool"),
+            (None, "list IPPool"),
         ];
-        for (answer, field) in cases {
-            let host = ByKind {
-                answers: vec![
-                    ("CustomResourceDefinition", answer.clone()),
-                    ("Vpc", Ok(vpcs.to_string())),
-                    ("IPPool", Ok(pools.to_string())),
-                ],
-                asked: RefCell::default(),
-            };
-            let cluster = HostCluster::with_host(host);
+        for (crd, want) in cases {
+            let host = host(crd.clone());
+            let cluster = host.cluster();
             let found = cluster.reserving_ippools("s").expect("read");
-            assert_eq!(found.len(), 1, "{answer:?}");
+            assert_eq!(found.len(), 1, "{crd:?}");
             // Asked once per evaluation and subnet.
             cluster.reserving_ippools("s").expect("read");
-            let asked = cluster.host.asked.borrow();
-            let lists: Vec<&str> = asked
-                .iter()
-                .filter(|(kind, _)| kind == "IPPool")
-                .map(|(_, f)| f.as_str())
-                .collect();
-            assert_eq!(lists, [field], "{answer:?}: {asked:?}");
+            assert_eq!(pool_lists(&host), [want], "{crd:?}");
         }
         // A subnet that does not exist: never a list narrowed to its name.
-        let host = ByKind {
-            answers: vec![
-                ("CustomResourceDefinition", Ok(crd(selectable))),
-                ("Vpc", Ok(vpcs.to_string())),
-                ("Subnet", Ok(r#"{"apiVersion":"kubeovn.io/v1","kind":"SubnetList","metadata":{},"items":[]}"#.to_string())),
-                ("IPPool", Ok(pools.to_string())),
-            ],
-            asked: RefCell::default(),
-        };
-        let cluster = HostCluster::with_host(host);
+        let host = host(Some(crd(selectable)));
+        let cluster = host.cluster();
         assert_eq!(cluster.reserving_ippools("invented").expect("read"), []);
-        let asked = cluster.host.asked.borrow();
-        assert!(
-            asked.iter().all(|(_, f)| !f.starts_with("spec.subnet")),
-            "{asked:?}"
-        );
+        assert_eq!(pool_lists(&host), ["list IPPool"]);
     }
 
     #[test]
@@ -888,12 +853,13 @@ mod tests {
 
     #[test]
     fn a_missing_object_is_recognised_from_the_policy_servers_answer() {
-        let cluster = HostCluster::with_host(Failing(MISSING_POOL));
-        assert_eq!(cluster.exists(&kinds::IPPOOL, "pool-a"), Ok(false));
-        let cm = HostCluster::with_host(Failing(
+        let host = FakeHost::failing(MISSING_POOL);
+        assert_eq!(host.cluster().exists(&kinds::IPPOOL, "pool-a"), Ok(false));
+        let host = FakeHost::failing(
             "Host error: Callback evaluation failure: Cannot find v1/ConfigMap named \
              'ovn-vpc-nat-config' inside of namespace 'Some(\"kube-system\")'",
-        ));
+        );
+        let cm = host.cluster();
         assert_eq!(cm.config_map("kube-system", "ovn-vpc-nat-config"), Ok(None));
     }
 
@@ -912,9 +878,11 @@ mod tests {
                 .into(),
             "ippools.kubeovn.io \"pool-a\" not found".into(),
         ] {
-            let text: &'static str = Box::leak(text.into_boxed_str());
-            let cluster = HostCluster::with_host(Failing(text));
-            let err = cluster.exists(&kinds::IPPOOL, "pool-a").expect_err(text);
+            let host = FakeHost::failing(&text);
+            let err = host
+                .cluster()
+                .exists(&kinds::IPPOOL, "pool-a")
+                .expect_err(&text);
             assert!(
                 err.to_string()
                     .starts_with("cannot get kubeovn.io/v1 IPPool \"pool-a\": "),
@@ -925,13 +893,13 @@ mod tests {
 
     #[test]
     fn an_api_error_loses_kube_rs_debug_dump() {
-        let cluster = HostCluster::with_host(Failing(
+        let host = FakeHost::failing(
             "Host error: Callback evaluation failure: ApiError: ippools.kubeovn.io \"pool-a\" is \
              forbidden: User \"u\" cannot get resource \"ippools\" in API group \"kubeovn.io\" at \
              the cluster scope: Forbidden (Status { status: Some(Failure), code: 403, message: \"…\" })",
-        ));
+        );
         assert_eq!(
-            cluster
+            host.cluster()
                 .exists(&kinds::IPPOOL, "pool-a")
                 .map_err(|e| e.to_string()),
             Err(
@@ -946,11 +914,11 @@ mod tests {
 
     #[test]
     fn a_host_error_is_cut_to_its_first_line() {
-        let cluster = HostCluster::with_host(Failing(
+        let host = FakeHost::failing(
             "Host error: Callback evaluation failure: connection refused\n\nStack backtrace:\n   0: x",
-        ));
+        );
         assert_eq!(
-            cluster
+            host.cluster()
                 .subnets()
                 .map(<[Subnet]>::len)
                 .map_err(|e| e.to_string()),

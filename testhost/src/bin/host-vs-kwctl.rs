@@ -3,7 +3,7 @@
 //!
 //! For every case with a session recorded by `kwctl run
 //! --record-host-capabilities-interactions` (`make conformance-kwctl` keeps
-//! them), each recorded request is put to this crate's `ClusterState` built
+//! them), each recorded request is put to fakehost's `ClusterState` built
 //! from the same case, and its answer must equal kwctl's: the same JSON (list
 //! items compared in name order, since the policy-server's cache answers in
 //! hash order) or the same error text. One line per difference, then

@@ -20,10 +20,11 @@
 //! As `kwctl run`, it exits 0 whether the request is accepted or rejected,
 //! and 1 with `Provided settings are not valid: …` when the settings are.
 
+use kube_ovn_policy::k8s::kinds::ALL as KINDS;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use testhost::cluster::{ClusterState, Failure, KINDS};
+use testhost::cluster::{ClusterState, Failure};
 use testhost::session::{self, CallbackRequest, Response, Session};
 use testhost::{Backend, BoxError, Policy};
 

@@ -2,14 +2,12 @@
 //! `kubewarden/kubernetes/*` host calls over them.
 
 use crate::BoxError;
-use kop_serve::answers::{
+use crate::answers::{
     api_error, cached_object, cluster_wide, fetched_object, list_envelope, not_found, unknown_kind,
 };
-use kop_serve::requests::{GetResourceRequest, ListRequest};
+use crate::kinds;
+use crate::requests::{GetResourceRequest, ListRequest};
 use serde_json::{Map, Value, json};
-
-/// The kinds a conformance file's `cluster` may hold: the policy's own table.
-pub use kube_ovn_policy::k8s::kinds::ALL as KINDS;
 
 /// A scripted failure: every call for this apiVersion/kind is answered with
 /// an error text, or with these raw bytes (malformed JSON, a wrong envelope).
@@ -67,9 +65,9 @@ impl ClusterState {
             return Ok(state);
         };
         for (key, objects) in groups {
-            let kind = KINDS
+            let kind = kinds::all()
                 .iter()
-                .position(|k| k.case_key == key)
+                .position(|k| k.case_key == *key)
                 .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
             for object in objects.as_array().into_iter().flatten() {
                 state.objects.push((kind, object.clone()));
@@ -82,7 +80,7 @@ impl ClusterState {
     pub fn to_json(&self) -> Value {
         let mut groups = Map::new();
         for (kind, object) in &self.objects {
-            let key = KINDS[*kind].case_key;
+            let key = &kinds::all()[*kind].case_key;
             if let Value::Array(items) = groups
                 .entry(key)
                 .or_insert_with(|| Value::Array(Vec::new()))
@@ -93,9 +91,9 @@ impl ClusterState {
         Value::Object(groups)
     }
 
-    /// Adds one object under a `KINDS` key.
+    /// Adds one object under a kind's case key.
     pub fn push(&mut self, key: &str, object: Value) -> Result<(), BoxError> {
-        let kind = KINDS
+        let kind = kinds::all()
             .iter()
             .position(|k| k.case_key == key)
             .ok_or_else(|| format!("unknown cluster key {key:?}"))?;
@@ -103,10 +101,10 @@ impl ClusterState {
         Ok(())
     }
 
-    /// The objects under a `KINDS` key, to edit in place (none for an
+    /// The objects under a kind's case key, to edit in place (none for an
     /// unknown key).
     pub fn objects_mut(&mut self, key: &str) -> Vec<&mut Value> {
-        let Some(kind) = KINDS.iter().position(|k| k.case_key == key) else {
+        let Some(kind) = kinds::all().iter().position(|k| k.case_key == key) else {
             return Vec::new();
         };
         self.objects
@@ -116,10 +114,10 @@ impl ClusterState {
             .collect()
     }
 
-    /// Removes the labels of every object under a `KINDS` key (an IP CR
+    /// Removes the labels of every object under a kind's case key (an IP CR
     /// written by hand, before kube-ovn-controller labels it).
     pub fn strip_labels(&mut self, key: &str) {
-        let Some(kind) = KINDS.iter().position(|k| k.case_key == key) else {
+        let Some(kind) = kinds::all().iter().position(|k| k.case_key == key) else {
             return;
         };
         for (_, object) in self.objects.iter_mut().filter(|(k, _)| *k == kind) {
@@ -129,6 +127,16 @@ impl ClusterState {
         }
     }
 
+    /// Adds one object under its own `apiVersion` and `kind`.
+    pub fn insert(&mut self, object: Value) -> Result<(), BoxError> {
+        let api_version = str_at(&object, &["apiVersion"]);
+        let kind = str_at(&object, &["kind"]);
+        let index = Self::kind_index(api_version, kind)
+            .ok_or_else(|| format!("no kind {api_version}/{kind} in kinds.json"))?;
+        self.objects.push((index, object));
+        Ok(())
+    }
+
     /// Makes every lookup of `api_version`/`kind` fail as scripted.
     pub fn fail(&mut self, api_version: &str, kind: &str, failure: Failure) {
         self.failures
@@ -136,7 +144,7 @@ impl ClusterState {
     }
 
     fn kind_index(api_version: &str, kind: &str) -> Option<usize> {
-        KINDS
+        kinds::all()
             .iter()
             .position(|k| k.api_version == api_version && k.kind == kind)
     }
@@ -177,7 +185,7 @@ impl ClusterState {
                 }
                 let kind = Self::kind_index(&req.api_version, &req.kind)
                     .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
-                let namespaced = KINDS[kind].namespaced;
+                let namespaced = kinds::all()[kind].namespaced;
                 if by_namespace && !namespaced {
                     return Err(cluster_wide(&req.api_version, &req.kind).into());
                 }
@@ -227,7 +235,10 @@ impl ClusterState {
                 let req: GetResourceRequest = serde_json::from_slice(payload)?;
                 let kind = Self::kind_index(&req.api_version, &req.kind)
                     .ok_or_else(|| unknown_kind(&req.api_version, &req.kind))?;
-                let (plural, namespaced) = (KINDS[kind].plural, KINDS[kind].namespaced);
+                let (plural, namespaced) = (
+                    kinds::all()[kind].plural.as_str(),
+                    kinds::all()[kind].namespaced,
+                );
                 let forbidden = || {
                     let namespace = req.namespace.as_deref().filter(|_| namespaced);
                     forbidden_get(&req.api_version, &req.name, namespace, plural)
@@ -342,16 +353,17 @@ fn selectable_fields(objects: &[(usize, Value)], api_version: &str, kind: &str) 
     let Some((group, version)) = api_version.split_once('/') else {
         return Vec::new();
     };
-    let plural = KINDS
+    let plural = kinds::all()
         .iter()
         .find(|k| k.api_version == api_version && k.kind == kind)
-        .map(|k| k.plural)
+        .map(|k| k.plural.as_str())
         .unwrap_or_default();
     let crd = format!("{plural}.{group}");
     objects
         .iter()
         .filter(|(k, o)| {
-            KINDS[*k].kind == "CustomResourceDefinition" && str_at(o, &["metadata", "name"]) == crd
+            kinds::all()[*k].kind == "CustomResourceDefinition"
+                && str_at(o, &["metadata", "name"]) == crd
         })
         .filter_map(|(_, o)| o.pointer("/spec/versions")?.as_array())
         .flatten()

@@ -1,8 +1,8 @@
 //! policy-evaluator's answers to the `kubewarden/kubernetes/*` host calls,
 //! as text and as objects: its error messages, the `<Kind>List` envelope,
 //! and an object as its watch cache keeps it or a GET hands it over. kop-serve
-//! answers with them from a real API server, testhost's `ClusterState` from
-//! a test's objects, so both say the same thing.
+//! answers with them from a real API server, [`crate::cluster::ClusterState`]
+//! from a test's objects, so both say the same thing.
 
 use serde::Serialize;
 use serde_json::{Map, Value};

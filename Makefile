@@ -85,6 +85,8 @@ SHELL        := bash
 CARGO        ?= cargo
 CARGO_FLAGS  ?= --locked
 HOST_PROFILE := --profile host
+# The e2e suites pytest runs (e2e/pytest.ini, e2e/conftest.py); PYTEST_FLAGS=-k NAME picks tests.
+PYTEST       := python3 -m pytest $(PYTEST_FLAGS)
 CASES        ?= tests/conformance tests/cases
 EXAMPLE      ?= pod-static-ip-conflict
 WASM_TARGET  := wasm32-wasip1
@@ -266,7 +268,7 @@ fidelity: policy.wasm
 	python3 scripts/fidelity.py target/fidelity-answers.jsonl --shared $(SHARED_CASES) $(if $(UPDATE),--update-doc)
 
 oracle: cluster-bin
-	python3 -m e2e.oracle $(ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
+	python3 -m e2e.tools.oracle $(ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) $(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 
 # Generated requests asked of upstream and of the policy; every disagreement
 # is saved as a case, upstream's answer expected, in target/oracle-disagreements.
@@ -276,8 +278,8 @@ oracle-generated: policy.wasm cluster-bin
 	@if [ ! -x "$(or $(KUBE_OVN_WEBHOOK),$(call found,kube-ovn-webhook))" ]; then \
 		echo "SKIPPED: oracle-generated: no kube-ovn-webhook (KUBE_OVN_WEBHOOK, KUBE_OVN or PATH; docs/fidelity.md)"; exit 0; fi; \
 	set -e; rm -rf target/oracle-disagreements; \
-	python3 -m e2e.generate target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
-	python3 -m e2e.oracle --record target/generated | tail -2; \
+	python3 -m e2e.tools.generate target/generated --seed $(GEN_SEED) --count $(GEN_COUNT); \
+	python3 -m e2e.tools.oracle --record target/generated | tail -2; \
 	$(CARGO) run $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin conformance -- \
 		--answers target/generated-answers.jsonl policy.wasm target/generated > /dev/null || true; \
 	python3 scripts/fidelity.py target/generated-answers.jsonl --generated target/oracle-disagreements
@@ -352,7 +354,7 @@ e2e-kop-serve: policy.wasm
 
 # Admission latency through a real policy-server over TLS, against the
 # stand-in with API latency, or (BENCH_E2E_APISERVER=kube-apiserver) a real
-# etcd + kube-apiserver holding the same objects (e2e/bench_e2e.py; flags there).
+# etcd + kube-apiserver holding the same objects (e2e/tools/bench_e2e.py; flags there).
 BENCH_E2E_FLAGS ?= --ips 10000 --subnets 1000
 BENCH_E2E_APISERVER ?= stand-in
 bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_APISERVER)),cluster-bin)
@@ -360,7 +362,7 @@ bench-e2e-run: annotated-policy.wasm $(if $(filter kube-apiserver,$(BENCH_E2E_AP
 	$(CARGO) build $(CARGO_FLAGS) --target=$(WASM_TARGET) --release -q -p probe-policy
 	kwctl annotate -m tools/probe-policy/metadata.yml -o target/probe-policy.wasm \
 		target/$(WASM_TARGET)/release/probe_policy.wasm
-	python3 -m e2e.bench_e2e annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) \
+	python3 -m e2e.tools.bench_e2e annotated-policy.wasm --apiserver $(BENCH_E2E_APISERVER) \
 		$(if $(POLICY_SERVER_PATCHED),--patched $(POLICY_SERVER_PATCHED)) $(BENCH_E2E_FLAGS)
 
 e2e-data-run: annotated-policy.wasm
@@ -445,12 +447,12 @@ ifneq ($(STALL_CHECK_HYPER),)
 endif
 	nice -n 10 $(CARGO) build -q --release $(if $(STALL_CHECK_HYPER),,--locked) \
 		--manifest-path $(STALL_CHECK_CRATE)/Cargo.toml --target-dir $(STALL_CHECK_TARGET)
-	python3 -m e2e.stall_check $(STALL_CHECK_TARGET)/release/stall-check \
+	python3 -m e2e.tools.stall_check $(STALL_CHECK_TARGET)/release/stall-check \
 		--apiserver $(STALL_CHECK_APISERVER) $(STALL_CHECK_FLAGS)
 
 # The e2e scripts' own tests: the webhook rendering (no cluster needed).
 e2e-unit:
-	python3 -m e2e.test_webhooks
+	$(PYTEST) e2e/suites/test_webhooks.py
 
 # The policy judged by a real kube-apiserver (e2e/cluster_e2e.py): deploy/
 # applied as shipped, the seed's demo, every conformance case as real
@@ -472,15 +474,15 @@ e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
 
 # kube-ovn-controller as the judge of what the policy claims about it: every
 # pod case's cluster built through the controller, the request made with no
-# webhook in the way, its outcome read (e2e/controller_oracle.py; records in
+# webhook in the way, its outcome read (e2e/tools/controller_oracle.py; records in
 # the cases' `controller`, judged by `make fidelity`). Local only: about
 # 10 minutes for the 242 pod, workload and IPPool cases, niced.
 controller-oracle-run: cluster-bin controller-manager-bin
-	nice python3 -m e2e.controller_oracle $(CONTROLLER_ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) \
+	nice python3 -m e2e.tools.controller_oracle $(CONTROLLER_ORACLE_FLAGS) $(if $(ORACLE_RELEASE),--release $(ORACLE_RELEASE)) \
 		$(if $(ORACLE_CASES),$(ORACLE_CASES),tests/conformance tests/cases)
 RACE_ROUNDS ?= 50
 controller-race-run: cluster-bin
-	nice python3 -m e2e.controller_oracle --race $(RACE_ROUNDS) --wait 3
+	nice python3 -m e2e.tools.controller_oracle --race $(RACE_ROUNDS) --wait 3
 
 e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
 	python3 -m e2e.cluster_e2e annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"
@@ -540,5 +542,5 @@ e2e-oci: policy.wasm oci-bin $(if $(call found,kwctl),annotated-policy.wasm)
 # The control plane's smoke test, and the API server stand-in
 # (e2e/harness/apiserver.py) compared with kube-apiserver answer by answer.
 e2e-controlplane: cluster-bin
-	python3 -m e2e.test_controlplane
+	$(PYTEST) e2e/suites/test_controlplane.py
 	python3 -m e2e.standin_vs_apiserver

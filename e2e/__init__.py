@@ -1,8 +1,9 @@
 """The policy in Kubernetes' and Kubewarden's real programs: the e2e suites.
 
-Each suite is a module of this package, run from the repository's root as
-`python3 -m e2e.<suite> ...` (the Makefile's targets do); what the suites
-share is the harness, `e2e.harness`, the only package a suite imports from
-this repository. docs/testing.md lists both;
-each suite's docstring says what it checks.
+Three parts, run from the repository's root: `e2e.harness`, what the suites share and the
+only package a suite imports from this repository; the suites, in `e2e/suites/` under pytest
+(`python3 -m pytest e2e/suites/test_<name>.py`, with `e2e/conftest.py`) or, until they move
+there, modules of this package (`python3 -m e2e.<suite> ...`); and `e2e.tools`, what is not a
+test (oracles, the case generator, benches). The Makefile's targets run them; docs/testing.md
+lists them all, and each one's docstring says what it checks.
 """

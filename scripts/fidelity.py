@@ -25,7 +25,7 @@ recorded copy is counted as unrecorded.
 
 The allocator column: a case about a Pod or a workload also carries
 `controller`, what kube-ovn-controller itself did with the same request over
-the same cluster (`make controller-oracle`, e2e/controller_oracle.py):
+the same cluster (`make controller-oracle`, e2e/tools/controller_oracle.py):
 allocated, refused, waiting or double (an address with a second holder); for
 a workload, the worst of its pods' (kube-controller-manager made them), each
 in `pods`. A case the policy admits agrees when the controller allocated it
@@ -560,7 +560,7 @@ def main():
     parser.add_argument("--update-doc", action="store_true", help="write the table of docs/differences.md")
     parser.add_argument("--verbose", action="store_true", help="one line per case")
     parser.add_argument("--generated", metavar="DIR",
-                        help="generated cases (e2e/generate.py): no document check; each unexplained case is "
+                        help="generated cases (e2e/tools/generate.py): no document check; each unexplained case is "
                              "saved in DIR with upstream's answer as its expected one")
     args = parser.parse_args()
     answers = [json.loads(line) for line in Path(args.answers).read_text().split("\n") if line.strip()]

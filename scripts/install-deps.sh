@@ -31,13 +31,13 @@ if ! command -v bats >/dev/null || ! command -v jq >/dev/null || ! command -v wa
   command -v node >/dev/null && command -v npm >/dev/null && packages=("${packages[@]/nodejs/}") && packages=("${packages[@]/npm/}")
   $sudo apt-get install -y -qq ${packages[@]} >/dev/null
 fi
-if ! python3 -c 'import jsonschema, yaml, kubernetes_validate' 2>/dev/null; then
+if ! python3 -c 'import jsonschema, yaml, kubernetes_validate, pytest' 2>/dev/null; then
   user=
   [ -n "$sudo" ] && user=--user
   # A distribution's Python may refuse pip outside a virtualenv (PEP 668):
-  # these three packages do not clash with its own.
-  python3 -m pip install -q $user jsonschema pyyaml kubernetes-validate 2>/dev/null \
-    || python3 -m pip install -q $user --break-system-packages jsonschema pyyaml kubernetes-validate
+  # these packages do not clash with its own.
+  python3 -m pip install -q $user jsonschema pyyaml kubernetes-validate pytest 2>/dev/null \
+    || python3 -m pip install -q $user --break-system-packages jsonschema pyyaml kubernetes-validate pytest
 fi
 
 go_version=$(go env GOVERSION 2>/dev/null || true)

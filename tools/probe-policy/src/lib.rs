@@ -1,4 +1,4 @@
-//! The probe of `make bench-e2e` (e2e/bench_e2e.py): the floor a
+//! The probe of `make bench-e2e` (e2e/tools/bench_e2e.py): the floor a
 //! context-aware policy can reach in the policy-server.
 //!
 //! Its settings list host calls (`{"calls": [{"operation", "payload"}]}`,

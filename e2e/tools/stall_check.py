@@ -24,7 +24,7 @@ The API server:
 The count is a measurement: the exit status is 0 whatever it is, non-zero
 only when something fails to run.
 
-    python3 -m e2e.stall_check target/stall-check/release/stall-check [BINARY ...] \
+    python3 -m e2e.tools.stall_check target/stall-check/release/stall-check [BINARY ...] \
         [--apiserver stand-in] [--caches 1000] [--concurrency 1 8] [--bound-s 10] [--runs 1]
 """
 

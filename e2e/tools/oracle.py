@@ -1,6 +1,6 @@
 """Upstream's answers: every case asked of kube-ovn-webhook itself (`make oracle`).
 
-    KUBE_OVN_WEBHOOK=<binary> python3 -m e2e.oracle [--record] [CASE_DIR_OR_FILE ...]
+    KUBE_OVN_WEBHOOK=<binary> python3 -m e2e.tools.oracle [--record] [CASE_DIR_OR_FILE ...]
 
 kube-ovn-webhook (built by hand, outside this repository, from Kube-OVN's
 source at 1533681d7a6b: no registry serves it) runs against a real

@@ -1,6 +1,6 @@
 """The allocator's answers: every pod, workload and IPPool case played on kube-ovn-controller itself.
 
-    python3 -m e2e.controller_oracle [--record] [--wait S] [CASE_DIR_OR_FILE ...]
+    python3 -m e2e.tools.controller_oracle [--record] [--wait S] [CASE_DIR_OR_FILE ...]
 
 kube-ovn-controller (Kube-OVN's cmd/controller at 1533681d7a6b, built by hand
 outside this repository: no registry serves it) runs out of cluster against

@@ -1,6 +1,6 @@
 """Generated cases for the oracle: requests around every rule upstream checks.
 
-    python3 -m e2e.generate OUT_DIR [--seed N] [--count N]
+    python3 -m e2e.tools.generate OUT_DIR [--seed N] [--count N]
 
 Writes COUNT case files (tests/README.md's format) made from SEED alone:
 Pods and workloads whose static-IP annotations mix addresses, CIDRs, pools
@@ -452,7 +452,7 @@ def generate(seed, count):
         req, cluster, contract = maker(rng)
         yield {
             "name": f"gen-{seed}-{i:04d}-{maker.__name__.removesuffix('_case')}",
-            "source": f"e2e/generate.py --seed {seed}",
+            "source": f"e2e/tools/generate.py --seed {seed}",
             "request": req,
             "settings": {},
             "cluster": {k: v for k, v in cluster.items() if v},

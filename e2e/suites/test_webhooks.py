@@ -1,22 +1,19 @@
 """e2e/harness/webhooks.py against what Kubewarden's controller writes.
 
-    python3 -m e2e.test_webhooks [-v]
+    python3 -m pytest e2e/suites/test_webhooks.py [-k NAME]
 
 Each expected object below is written out by hand from the controller's Go
 source (kubewarden-controller at 3460bb71; the CRDs are 1.37.2's), with the
 file and function it follows; `make e2e-controller` (e2e/controller_e2e.py)
-compares the same rendering with what the controller itself writes. The
-last line is `N passed, N failed`.
+compares the same rendering with what the controller itself writes.
 """
 
 import base64
 import copy
 import json
-import sys
 import unittest
 
 from e2e.harness import DEPLOY, POLICY_FILES
-from e2e.harness.checks import summary
 from e2e.harness.webhooks import (
     dump_policies_yml,
     load_cluster_admission_policies,
@@ -479,11 +476,3 @@ class PoliciesYml(unittest.TestCase):
         ))
         self.assertEqual(json.loads(text), render_policies_yml([policy]))
 
-
-if __name__ == "__main__":
-    verbosity = 2 if "-v" in sys.argv[1:] else 1
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    result = unittest.TextTestRunner(verbosity=verbosity, stream=sys.stdout).run(suite)
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    passed = result.testsRun - failed - len(result.skipped)
-    sys.exit(summary(passed, failed))

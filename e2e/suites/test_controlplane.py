@@ -4,24 +4,21 @@ Starts etcd and kube-apiserver, installs the Kube-OVN and Kubewarden CRDs,
 creates an IP object with kubectl and reads it back, checks that RBAC
 denies a ServiceAccount without grants (a token, and impersonation), and
 stops; every phase is timed. Without the binaries (`make cluster-bin`) it
-prints one SKIPPED line. The last line is `N passed, N failed`.
+prints one SKIPPED line.
 
-    python3 -m e2e.test_controlplane
+    python3 -m pytest e2e/suites/test_controlplane.py
 """
 
 import json
-import sys
 import time
 from pathlib import Path
 
-from e2e.harness.checks import Checks, skip, summary
+import pytest
+
 from e2e.harness.cluster import SEED_IP
-from e2e.harness.controlplane import ControlPlane, ControlPlaneError
+from e2e.harness.controlplane import ControlPlane
 
 IP = SEED_IP
-
-CHECKS = Checks()
-check = CHECKS.check
 
 
 class Timer:
@@ -41,9 +38,12 @@ class Timer:
         return Phase()
 
 
-def run():
+def test_control_plane(checks):
+    check = checks.check
     timer = Timer()
     cp = ControlPlane()
+    if not cp.apiserver_bin.exists():
+        pytest.skip("kube-apiserver not found (make cluster-bin)")
     pids = []
     try:
         with timer("start etcd + kube-apiserver"):
@@ -97,16 +97,3 @@ def run():
     for name, seconds in timer.phases:
         print(f"  {name:30} {seconds:6.2f} s")
 
-
-def main():
-    if not ControlPlane().apiserver_bin.exists():
-        return skip("test_controlplane", "kube-apiserver not found (make cluster-bin)")
-    try:
-        run()
-    except ControlPlaneError as e:
-        check("control plane", False, str(e))
-    return summary(CHECKS.passed, CHECKS.failed)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,92 @@
+"""What every e2e suite under pytest shares (`python3 -m pytest e2e/suites/...`).
+
+- The fixture `checks`: a suite's counted checks (`e2e.harness.checks.Checks`): each
+  `checks.check(name, ok, detail)` prints one line (`ok` or `FAILED`) and counts; a test
+  with a failed check fails at its end, after all of its checks ran.
+- The fixture `control_plane`: etcd and kube-apiserver for the test (`make cluster-bin`);
+  without the binaries the test is skipped with one `SKIPPED:` line.
+- The marker `@pytest.mark.requires("kwctl", ...)`: the test runs only where every program
+  is on `PATH` (the Makefile puts `KUBEWARDEN_BIN` there); elsewhere it is skipped, with one
+  `SKIPPED: <test>: <program> not found` line.
+- The closing line `N passed, N failed`, which `scripts/suite.py` reads, as every suite
+  printed it before pytest ran them: N counts checks. A test's checks count one each; a
+  test without the fixture counts one (its asserts are one check); a test that stops on an
+  error outside its checks, or whose fixture fails, counts one failed check more ("the test
+  ran to its end", as `run_suite` counts it).
+"""
+
+import shutil
+
+import pytest
+
+from e2e.harness.checks import Checks
+from e2e.harness.controlplane import ControlPlane
+
+_TALLY = {"passed": 0, "failed": 0}
+_SKIPPED = {}  # why: the first test skipped for it
+
+
+def _missing(item):
+    """The first program a `requires` marker names that is not on PATH."""
+    for mark in item.iter_markers("requires"):
+        for program in mark.args:
+            if shutil.which(program) is None:
+                return program
+    return None
+
+
+def pytest_runtest_setup(item):
+    program = _missing(item)
+    if program is not None:
+        pytest.skip(f"{program} not found")
+
+
+@pytest.fixture
+def checks(request):
+    """The test's counted checks."""
+    suite = Checks()
+    request.node.kop_checks = suite
+    return suite
+
+
+@pytest.fixture
+def control_plane():
+    """etcd and kube-apiserver on 127.0.0.1, stopped after the test."""
+    cp = ControlPlane()
+    if not cp.apiserver_bin.exists():
+        pytest.skip("kube-apiserver not found (make cluster-bin)")
+    with cp:
+        yield cp
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    suite = getattr(item, "kop_checks", None)
+    if report.skipped:
+        if call.when == "setup":
+            why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            why = why.removeprefix("Skipped: ")
+            _SKIPPED.setdefault(why, item.nodeid)
+        return
+    if call.when == "setup" and report.failed:
+        _TALLY["failed"] += 1
+    if call.when != "call":
+        return
+    if suite is None:
+        _TALLY["passed" if report.passed else "failed"] += 1
+        return
+    _TALLY["passed"] += suite.passed
+    _TALLY["failed"] += suite.failed
+    if report.failed:
+        _TALLY["failed"] += 1  # stopped outside its checks
+    elif suite.failed:
+        report.outcome = "failed"
+        report.longrepr = f"{suite.failed} of {suite.passed + suite.failed} checks failed (the FAILED lines above)"
+
+
+def pytest_terminal_summary(terminalreporter):
+    for why, test in _SKIPPED.items():
+        terminalreporter.write_line(f"SKIPPED: {test}: {why}")
+    terminalreporter.write_line(f"{_TALLY['passed']} passed, {_TALLY['failed']} failed")

@@ -542,5 +542,4 @@ e2e-oci: policy.wasm oci-bin $(if $(call found,kwctl),annotated-policy.wasm)
 # The control plane's smoke test, and the API server stand-in
 # (e2e/harness/apiserver.py) compared with kube-apiserver answer by answer.
 e2e-controlplane: cluster-bin
-	$(PYTEST) e2e/suites/test_controlplane.py
-	python3 -m e2e.standin_vs_apiserver
+	$(PYTEST) e2e/suites/test_controlplane.py e2e/suites/test_standin_vs_apiserver.py

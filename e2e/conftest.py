@@ -23,6 +23,13 @@ from e2e.harness.checks import Checks
 from e2e.harness.controlplane import ControlPlane
 
 _TALLY = {"passed": 0, "failed": 0}
+
+
+def pytest_addoption(parser):
+    """The suites' own options."""
+    parser.addoption("--long-watch", type=int, default=75,
+                     help="test_standin_vs_apiserver: seconds of one watch held open for the bookmarks "
+                          "of a long watch (75: one before its end; 130: also the periodic one; 0: none)")
 _SKIPPED = {}  # why: the first test skipped for it
 
 

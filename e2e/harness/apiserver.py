@@ -3,7 +3,7 @@
 kwctl and policy-server reach the cluster through kube-rs. This serves
 what kube-rs asks for, over plain HTTP on 127.0.0.1, from the objects of a
 conformance case's `cluster`, answering as kube-apiserver v1.36 answers
-(e2e/standin_vs_apiserver.py compares the two):
+(e2e/suites/test_standin_vs_apiserver.py compares the two):
 
 - discovery: /version, /api, /api/v1, /apis, /apis/kubeovn.io/v1 (and
   /apis/k8s.cni.cncf.io/v1), with the
@@ -79,7 +79,7 @@ KINDS = [
 
 BY_KEY = {k[0]: k for k in KINDS}
 # The API groups other than the core one, in the order kube-apiserver's /apis
-# lists these CRD groups (by name; e2e/standin_vs_apiserver.py compares them).
+# lists these CRD groups (by name; e2e/suites/test_standin_vs_apiserver.py compares them).
 GROUP_VERSIONS = sorted({k[1] for k in KINDS if "/" in k[1]})
 BY_PLURAL = {(k[1], k[3]): k for k in KINDS}
 RESOURCE_VERSION = "1"
@@ -740,7 +740,7 @@ class Handler(BaseHTTPRequestHandler):
             server.stopping.wait(max(0.0, start + timeout - time.monotonic()))
             # The end of the stream, as kube-apiserver ends a watch at its
             # timeout: the last (zero-length) chunk, and the connection kept
-            # for the client's next request (e2e/standin_vs_apiserver.py
+            # for the client's next request (e2e/suites/test_standin_vs_apiserver.py
             # compares the two).
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError, OSError):

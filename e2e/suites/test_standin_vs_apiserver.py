@@ -28,26 +28,25 @@ printed. The stand-in is compared in its `stored` mode (objects as the API
 server stores them); its default mode serves the case objects as they are,
 and what that changes is listed once, as notes.
 
-Each difference is printed under its check; the last line is
-`N passed, N failed`. Needs `make cluster-bin`; without the binaries it
-prints one SKIPPED line.
+Each difference is printed under its check. One test per case; needs
+`make cluster-bin`, without the binaries it prints one SKIPPED line.
 
-    python3 -m e2e.standin_vs_apiserver [CASE.json ...] [--long-watch SECONDS]
+    python3 -m pytest e2e/suites/test_standin_vs_apiserver.py [-k CASE] [--long-watch SECONDS]
 """
 
-import argparse
 import copy
 import http.client
 import json
-import sys
 import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
+
 from e2e.harness import ROOT, apiserver
-from e2e.harness.checks import short, skip, summary
-from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane, ControlPlaneError
+from e2e.harness.checks import short
+from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane
 
 CASES = [
     "tests/conformance/303-i12-several-ip-crs-first-in-name-order.json",  # IPs with labels, paging
@@ -232,19 +231,14 @@ class Endpoint:
 # -- the run ---------------------------------------------------------------------
 
 class Results:
-    def __init__(self):
-        self.passed = self.failed = 0
+    """A case's comparisons, each a check (its differences the detail), and its data notes."""
+
+    def __init__(self, checks):
+        self.checks = checks
         self.notes = 0
 
     def check(self, name, differences):
-        if differences:
-            self.failed += 1
-            print(f"FAIL {name}")
-            for d in differences:
-                print(f"     {d}")
-        else:
-            self.passed += 1
-            print(f"PASS {name}")
+        self.checks.check(name, not differences, "".join(f"\n     {d}" for d in differences))
 
     def note(self, text):
         self.notes += 1
@@ -667,25 +661,12 @@ class _serving:
         self.server.stop()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("cases", nargs="*", default=CASES, help="conformance case files (default: five)")
-    parser.add_argument("--long-watch", type=int, default=75,
-                        help="seconds of one watch held open for the bookmarks of a long watch "
-                             "(75: one before its end; 130: also the periodic one; 0: none)")
-    args = parser.parse_args()
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[Path(c).stem[:48] for c in CASES])
+def test_the_standin_answers_as_kube_apiserver(index, checks, request):
+    """One case's cluster in both; discovery, the watch's end and a long watch with the first."""
     if not ControlPlane().apiserver_bin.exists():
-        return skip("standin_vs_apiserver", "kube-apiserver not found (make cluster-bin)")
-    results = Results()
-    status_plurals = crd_status_plurals()
-    for i, case in enumerate(args.cases):
-        try:
-            CaseRun(case, results, discovery=i == 0, long_watch=args.long_watch if i == 0 else 0).run(status_plurals)
-        except ControlPlaneError as e:
-            results.check(f"{case}: control plane", [str(e)])
-    print(f"{results.notes} data notes (the real server stores a case's object differently)")
-    return summary(results.passed, results.failed)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        pytest.skip("kube-apiserver not found (make cluster-bin)")
+    long_watch = request.config.getoption("long_watch") if index == 0 else 0
+    results = Results(checks)
+    CaseRun(CASES[index], results, discovery=index == 0, long_watch=long_watch).run(crd_status_plurals())
+    print(f"   {results.notes} data notes (the real server stores the case's objects differently)")

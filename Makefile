@@ -530,14 +530,14 @@ oci-bin:
 cosign-bin:
 	bash e2e/oci/cosign/build.sh
 
-# The module through a real OCI registry (e2e/oci_e2e.py): pushed with oras
+# The module through a real OCI registry (e2e/suites/test_oci.py): pushed with oras
 # as kwctl pushes it, pulled back, digests, media types and annotations
 # checked. Where kwctl is found: the annotated module, kwctl's own push
 # compared byte for byte, kwctl pull; with policy-server, the seed's demo
 # served from registry://; with cosign (make cosign-bin), signed and
 # verified by kwctl and policy-server. Each missing part: one SKIPPED: line.
 e2e-oci: policy.wasm oci-bin $(if $(call found,kwctl),annotated-policy.wasm)
-	python3 -m e2e.oci_e2e
+	$(PYTEST) e2e/suites/test_oci.py
 
 # The control plane's smoke test, and the API server stand-in
 # (e2e/harness/apiserver.py) compared with kube-apiserver answer by answer.

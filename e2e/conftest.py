@@ -3,6 +3,8 @@
 - The fixture `checks`: a suite's counted checks (`e2e.harness.checks.Checks`): each
   `checks.check(name, ok, detail)` prints one line (`ok` or `FAILED`) and counts; a test
   with a failed check fails at its end, after all of its checks ran.
+- The fixture `counted`: `counted(suite)` makes the checks of `suite` (a `Checks` that a
+  module's tests share, made by a module-scoped fixture) from then on count as this test's.
 - The fixture `control_plane`: etcd and kube-apiserver for the test (`make cluster-bin`);
   without the binaries the test is skipped with one `SKIPPED:` line.
 - The marker `@pytest.mark.requires("kwctl", ...)`: the test runs only where every program
@@ -57,6 +59,24 @@ def checks(request):
 
 
 @pytest.fixture
+def counted(request):
+    """counted(suite): the checks `suite` makes during the test are the test's."""
+
+    def start(suite):
+        request.node.kop_shared = (suite, suite.passed, suite.failed)
+        return suite
+
+    return start
+
+
+class _Since:
+    """The checks a shared suite made since a test began."""
+
+    def __init__(self, suite, passed, failed):
+        self.passed, self.failed = suite.passed - passed, suite.failed - failed
+
+
+@pytest.fixture
 def control_plane():
     """etcd and kube-apiserver on 127.0.0.1, stopped after the test."""
     cp = ControlPlane()
@@ -71,11 +91,11 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     suite = getattr(item, "kop_checks", None)
+    if suite is None and hasattr(item, "kop_shared"):
+        suite = _Since(*item.kop_shared)
     if report.skipped:
-        if call.when == "setup":
-            why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            why = why.removeprefix("Skipped: ")
-            _SKIPPED.setdefault(why, item.nodeid)
+        why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _SKIPPED.setdefault(why.removeprefix("Skipped: "), item.nodeid)
         return
     if call.when == "setup" and report.failed:
         _TALLY["failed"] += 1

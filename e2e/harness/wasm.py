@@ -1,5 +1,5 @@
 """A WebAssembly module's sections, read from its bytes: what `kwctl annotate` wrote
-(e2e/oci_e2e.py) and what the code is made of (scripts/module-size.py)."""
+(e2e/suites/test_oci.py) and what the code is made of (scripts/module-size.py)."""
 
 
 def leb128(data, at):

@@ -1,4 +1,5 @@
-"""The module through a real OCI registry, as users install it (`make e2e-oci`).
+"""The module through a real OCI registry, as users install it (`make e2e-oci`,
+`python3 -m pytest e2e/suites/test_oci.py`).
 
 A registry on 127.0.0.1: Distribution's (the CNCF reference registry, v3.1.2,
 e2e/oci/registry, built by `make oci-bin` from e2e/oci/go.mod; filesystem
@@ -44,10 +45,11 @@ storage in the suite's folder, plain HTTP). Then:
   without one they fetch Sigstore's by TUF, which needs the internet.
 
 Parts whose program is not found print one `SKIPPED: <test>: <program> not
-found` line each; the last line is `N passed, N failed`.
+found` line each. Paths of the programs: `E2E_OCI_BIN` (the registry and
+oras, default target/oci/bin), `COSIGN` (default target/oci/cosign-bin/cosign),
+kwctl and policy-server on PATH.
 """
 
-import argparse
 import base64
 import hashlib
 import json
@@ -57,17 +59,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
 from e2e.harness import POLICY_FILES, ROOT
 from e2e.harness.apiserver import Cluster
 from e2e.harness.certificates import self_signed
-from e2e.harness.checks import Checks, summary
+from e2e.harness.checks import Checks
 from e2e.harness.cluster import SEED_MESSAGE
 from e2e.harness.processes import die_with_parent, free_port, stop_process, wait_for
 from e2e.harness.servers import PolicyServer, route
@@ -463,67 +467,59 @@ class Suite(Checks):
                    why if isinstance(answer, str) else f"it served: {answer}")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--registry", default=str(ROOT / "target/oci/bin/registry"))
-    parser.add_argument("--oras", default=str(ROOT / "target/oci/bin/oras"))
-    parser.add_argument("--module", default=str(ROOT / "policy.wasm"), help="pushed where kwctl is not found")
-    parser.add_argument("--annotated", default=str(ROOT / "annotated-policy.wasm"), help="pushed where kwctl is found")
-    parser.add_argument("--kwctl", default="kwctl")
-    parser.add_argument("--policy-server", default=None, help="policy-server's path (default: on PATH)")
-    parser.add_argument("--cosign", default=str(ROOT / "target/oci/cosign-bin/cosign"))
-    parser.add_argument("--keep", action="store_true", help="keep the suite's folder")
-    args = parser.parse_args()
+def arguments():
+    """Where the programs are (the suite's settings)."""
+    bin_dir = Path(os.environ.get("E2E_OCI_BIN", ROOT / "target/oci/bin"))
+    return types.SimpleNamespace(
+        registry=str(bin_dir / "registry"), oras=str(bin_dir / "oras"),
+        module=str(ROOT / "policy.wasm"), annotated=str(ROOT / "annotated-policy.wasm"),
+        kwctl="kwctl", policy_server=shutil.which("policy-server"),
+        cosign=os.environ.get("COSIGN", str(ROOT / "target/oci/cosign-bin/cosign")),
+    )
+
+
+@pytest.fixture(scope="module")
+def oci():
+    """The registry, started once for the module's tests, which build on each other in order."""
+    args = arguments()
     for program in (args.registry, args.oras):
         if not Path(program).is_file():
-            sys.exit(f"{program}: not found (make oci-bin)")
-    args.policy_server = args.policy_server or shutil.which("policy-server")
-    cosign = Path(args.cosign).is_file() or shutil.which(args.cosign)
-
-    started = time.monotonic()
+            pytest.fail(f"{program}: not found (make oci-bin)")
     folder = Path(tempfile.mkdtemp(prefix="kop-oci-e2e-"))
-    suite = None
+    started = time.monotonic()
+    suite = Suite(args, folder)
     try:
-        suite = Suite(args, folder)
-        tests = ["push", "pull"]
-        missing = {}
-        if suite.kwctl_found:
-            tests.append("kwctl")
-        else:
-            missing["kwctl"] = "kwctl"
-        if suite.kwctl_found and args.policy_server:
-            tests.append("policy_server")
-        else:
-            missing["policy_server"] = "kwctl" if not suite.kwctl_found else "policy-server"
-        if suite.kwctl_found and cosign:
-            tests.append("signature")
-        else:
-            missing["signature"] = "kwctl" if not suite.kwctl_found else "cosign"
-        if suite.kwctl_found and cosign and not args.policy_server:
-            print("SKIPPED: e2e-oci (signature, policy-server part): policy-server not found", flush=True)
-        for test, program in missing.items():
-            hint = " (make cosign-bin)" if program == "cosign" else ""
-            print(f"SKIPPED: e2e-oci ({test}): {program} not found{hint}", flush=True)
-        suite.run_tests(tests)
-    except (RuntimeError, subprocess.SubprocessError, OSError) as e:
-        print(f"FAILED  e2e-oci: {type(e).__name__}: {e}", flush=True)
-        if suite:
-            print(f"--- registry\n{suite.registry.log.read_text(errors='replace')[-2000:]}", file=sys.stderr)
-            suite.failed += 1
-        else:
-            return summary(0, 1)
+        yield suite
     finally:
-        if suite:
-            suite.registry.stop()
-            for note in suite.notes:
-                print(f"# {note}")
-        if not args.keep:
-            shutil.rmtree(folder, ignore_errors=True)
-        else:
-            print(f"# kept {folder}")
-    print(f"# {time.monotonic() - started:.0f} s in all")
-    return summary(suite.passed, suite.failed)
+        if suite.failed:
+            print(f"--- registry\n{suite.registry.log.read_text(errors='replace')[-2000:]}", file=sys.stderr)
+        suite.registry.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        print(f"# {time.monotonic() - started:.0f} s in all")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def test_push(oci, counted):
+    counted(oci).test_push()
+
+
+def test_pull(oci, counted):
+    counted(oci).test_pull()
+
+
+@pytest.mark.requires("kwctl")
+def test_kwctl(oci, counted):
+    counted(oci).test_kwctl()
+
+
+@pytest.mark.requires("kwctl", "policy-server")
+def test_policy_server(oci, counted):
+    counted(oci).test_policy_server()
+
+
+@pytest.mark.requires("kwctl")
+def test_signature(oci, counted):
+    if not (Path(oci.args.cosign).is_file() or shutil.which(oci.args.cosign)):
+        pytest.skip("cosign not found (make cosign-bin)")
+    if not oci.args.policy_server:
+        print("SKIPPED: test_oci.py::test_signature (its policy-server part): policy-server not found", flush=True)
+    counted(oci).test_signature()

@@ -29,6 +29,14 @@ _TALLY = {"passed": 0, "failed": 0}
 
 def pytest_addoption(parser):
     """The suites' own options."""
+    parser.addoption("--policy", help="the module a suite runs (default: the suite's own, policy.wasm or "
+                                      "annotated-policy.wasm)")
+    parser.addoption("--cases", nargs="+", help="test_conformance_kwctl: case files or folders of them "
+                                                "(default: tests/conformance tests/cases)")
+    parser.addoption("--sessions", help="test_conformance_kwctl: keep each case's recorded session here")
+    parser.addoption("--jobs", type=int, help="test_conformance_kwctl: workers at once (default: the cores)")
+    parser.addoption("--kwctl-timeout", type=float, default=60.0,
+                     help="test_conformance_kwctl: seconds for one kwctl run")
     parser.addoption("--long-watch", type=int, default=75,
                      help="test_standin_vs_apiserver: seconds of one watch held open for the bookmarks "
                           "of a long watch (75: one before its end; 130: also the periodic one; 0: none)")

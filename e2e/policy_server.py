@@ -9,7 +9,7 @@ the example's AdmissionReview is POSTed over HTTPS (the certificate verified) to
 /validate/<id> of the policy whose rules match the request.
 
 The answer must equal kwctl's for the same request, settings and cluster
-(kwctl is checked against every conformance case by e2e/conformance_kwctl.py),
+(kwctl is checked against every conformance case by e2e/suites/test_conformance_kwctl.py),
 and the case's expectation where the case's settings are the deployed ones.
 Examples that share a cluster share a policy-server. The last line is
 `N passed, N failed`.

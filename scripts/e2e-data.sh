@@ -2,7 +2,7 @@
 # Regenerates the e2e requests and replay sessions in test_data/ with the real
 # runtime: for every line of test_data/examples.txt (<name> <case>), kwctl
 # evaluates the case's AdmissionRequest against the API server stand-in
-# serving the case's cluster (e2e/conformance_kwctl.py), recording its host
+# serving the case's cluster (e2e/suites/test_conformance_kwctl.py), recording its host
 # calls. test_data/<name>.json is the request, test_data/session_<name>.yml
 # the session kwctl recorded, unchanged.
 #
@@ -22,7 +22,8 @@ for line in "${lines[@]}"; do
   cases+=("$case.json")
 done
 # The answers are compared with the cases' expectations on the way.
-python3 -m e2e.conformance_kwctl annotated-policy.wasm "${cases[@]}" --sessions "$recorded"
+python3 -m pytest e2e/suites/test_conformance_kwctl.py --policy annotated-policy.wasm \
+  --cases "${cases[@]}" --sessions "$recorded"
 for line in "${lines[@]}"; do
   read -r name case <<<"$line"
   jq .request "$case.json" > "test_data/$name.json"

@@ -4,7 +4,10 @@ Each case's `cluster` is served by an API server stand-in (e2e/harness/apiserver
 and the case's request is evaluated by `kwctl run --allow-context-aware` on
 the annotated module, recording the host-capability session. The answer is
 compared as `make conformance` compares it (../shared/conformance/README.md);
-the last line is `N passed, N failed`.
+each case is one check.
+
+    python3 -m pytest e2e/suites/test_conformance_kwctl.py [--policy MODULE] [--cases DIR_OR_FILE ...]
+        [--sessions DIR] [--jobs N]
 
 Workers run cases in parallel, each with its own stand-in. The recorded
 sessions are kept (--sessions DIR) so that our own waPC host's answers can
@@ -15,21 +18,21 @@ it does in a policy-server started with it: rejection messages must still
 be one line.
 """
 
-import argparse
 import concurrent.futures
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from e2e.harness import ROOT
 from e2e.harness.apiserver import Cluster, StandIn
 from e2e.harness.cases import case_files, compare
-from e2e.harness.checks import summary
 
 
 class Worker:
@@ -88,49 +91,35 @@ class Worker:
         return compare(expect, response) if expect else []
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("policy", help="the annotated module (kwctl annotate)")
-    parser.add_argument("cases", nargs="+", help="case files or folders of them")
-    parser.add_argument("--kwctl", default="kwctl")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    parser.add_argument("--sessions", help="keep each case's recorded session here")
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds for one kwctl run")
-    args = parser.parse_args()
-
-    if shutil.which(args.kwctl) is None and not Path(args.kwctl).exists():
-        sys.exit(f"{args.kwctl}: not found")
-    sessions = Path(args.sessions) if args.sessions else None
+@pytest.mark.requires("kwctl")
+def test_every_case_in_kwctl(checks, request):
+    """Each case a check, run by `--jobs` workers at once."""
+    option = request.config.getoption
+    policy = Path(option("policy") or ROOT / "annotated-policy.wasm").resolve()
+    if not policy.is_file():
+        pytest.fail(f"{policy}: not found (make annotated-policy.wasm)")
+    sessions = Path(option("sessions")) if option("sessions") else None
     if sessions:
         sessions.mkdir(parents=True, exist_ok=True)
-    files = case_files(args.cases)
-    policy = Path(args.policy).resolve()
+    files = case_files(option("cases") or [str(ROOT / "tests/conformance"), str(ROOT / "tests/cases")])
+    jobs = option("jobs") or os.cpu_count() or 2
     local = threading.local()
     workers = []
     lock = threading.Lock()
 
     def run(path):
         if not hasattr(local, "worker"):
-            local.worker = Worker(args.kwctl, policy, sessions, args.timeout)
+            local.worker = Worker("kwctl", policy, sessions, option("kwctl_timeout"))
             with lock:
                 workers.append(local.worker)
         return path, local.worker.run(path)
 
     started = time.monotonic()
-    failed = []
     try:
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for path, problems in pool.map(run, files):
-                if problems:
-                    failed.append(path)
-                    print(f"FAIL {path}: " + "; ".join(problems), flush=True)
+                checks.check(path.name, not problems, "; ".join(problems))
     finally:
         for w in workers:
             w.close()
-    seconds = time.monotonic() - started
-    print(f"conformance-kwctl: {len(files)} cases with {args.jobs} workers in {seconds:.1f} s")
-    sys.exit(summary(len(files) - len(failed), len(failed)))
-
-
-if __name__ == "__main__":
-    main()
+    print(f"conformance-kwctl: {len(files)} cases with {jobs} workers in {time.monotonic() - started:.1f} s")

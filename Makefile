@@ -305,8 +305,6 @@ artifacthub-pkg.yml: metadata.yml docs/artifacthub-install.md scripts/artifacthu
 
 e2e-tests:
 	$(call guard,$@,kwctl)
-e2e-policy-server:
-	$(call guard,$@,kwctl policy-server)
 bench-e2e:
 	$(call guard,$@,kwctl policy-server)
 e2e-data:
@@ -338,9 +336,10 @@ conformance-kwctl: $(if $(call found,kwctl),annotated-policy.wasm)
 e2e-tests-run: annotated-policy.wasm
 	bats e2e.bats
 
-# The policies of deploy/ in a real policy-server over TLS.
-e2e-policy-server-run: annotated-policy.wasm
-	python3 -m e2e.policy_server annotated-policy.wasm
+# The policies of deploy/ in a real policy-server over TLS (e2e/suites/test_policy_server.py);
+# without kwctl and policy-server, one SKIPPED: line and nothing built.
+e2e-policy-server: $(if $(and $(call found,kwctl),$(call found,policy-server)),annotated-policy.wasm)
+	$(PYTEST) e2e/suites/test_policy_server.py -k policy-server
 
 # The same examples through kop-serve, this repository's stand-in for
 # policy-server (kop-serve/), over TLS, its lookups going to the
@@ -349,8 +348,7 @@ e2e-policy-server-run: annotated-policy.wasm
 .PHONY: e2e-kop-serve
 e2e-kop-serve: policy.wasm
 	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p kop-serve -p testhost --bin kop-serve --bin kop-run
-	python3 -m e2e.policy_server policy.wasm --server target/host/kop-serve \
-		--kop-run target/host/kop-run --standin-tls
+	$(PYTEST) e2e/suites/test_policy_server.py -k kop-serve
 
 # Admission latency through a real policy-server over TLS, against the
 # stand-in with API latency, or (BENCH_E2E_APISERVER=kube-apiserver) a real

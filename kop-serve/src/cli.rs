@@ -1,4 +1,4 @@
-//! kop-serve's command line: the policy-server flags that `e2e/policy_server.py`
+//! kop-serve's command line: the policy-server flags that `e2e/suites/test_policy_server.py`
 //! and `scripts/missing-rbac.py` pass, with policy-server's defaults
 //! (crates/policy-server/src/cli.rs, config.rs). Any other flag is an error.
 

@@ -1,5 +1,5 @@
 //! `kop-serve`: a stand-in for Kubewarden's policy-server, for the subset
-//! `e2e/policy_server.py` uses. It reads the same command line and
+//! `e2e/suites/test_policy_server.py` uses. It reads the same command line and
 //! `policies.yml`, validates every policy's settings at start-up (and
 //! refuses to start on invalid ones), serves `POST /validate/<id>`,
 //! `/audit/<id>` and `/validate_raw/<id>` over HTTPS, `GET /readiness` on

@@ -11,18 +11,20 @@ the example's AdmissionReview is POSTed over HTTPS (the certificate verified) to
 The answer must equal kwctl's for the same request, settings and cluster
 (kwctl is checked against every conformance case by e2e/suites/test_conformance_kwctl.py),
 and the case's expectation where the case's settings are the deployed ones.
-Examples that share a cluster share a policy-server. The last line is
-`N passed, N failed`.
+Examples that share a cluster share a policy-server. Each example is a
+check.
 
-`--server` names the server binary: Kubewarden's `policy-server` (the
-default), or this repository's stand-in for it, `kop-serve` (testhost/,
-`cargo build --profile host -p kop-serve`), which takes the
-same command line and policies.yml. Where kwctl is not on PATH (or the module
-is not annotated, which kwctl needs), the reference answer is `kop-run`'s
-(our waPC host, lookups answered from the case's cluster) instead of kwctl's. `--standin-tls` serves the stand-in over HTTPS
-with the throwaway certificate (the kubeconfig carries it as
-`certificate-authority-data`) and makes it require the kubeconfig's bearer
-token.
+One test, parametrized over the server binary: Kubewarden's `policy-server`
+(on PATH, with kwctl: `make e2e-policy-server`, `-k policy-server`), or this
+repository's stand-in for it, `kop-serve` (`cargo build --profile host -p
+kop-serve`, target/host/kop-serve: `make e2e-kop-serve`, `-k kop-serve`),
+which takes the same command line and policies.yml. policy-server runs
+annotated-policy.wasm, kop-serve policy.wasm (`--policy` names another).
+Where kwctl is not on PATH (or the module is not annotated, which kwctl
+needs), the reference answer is `kop-run`'s (our waPC host, lookups answered
+from the case's cluster) instead of kwctl's. With kop-serve the stand-in
+serves HTTPS with the throwaway certificate (the kubeconfig carries it as
+`certificate-authority-data`) and requires the kubeconfig's bearer token.
 
 Besides the examples, checks of the server's own protocol, each one line
 like an example: an unknown policy id, a body that is not JSON, not labelled
@@ -35,7 +37,7 @@ answers as an evaluation that ran out of time).
 kop-serve (`make e2e-kop-serve`): policy-server is not available everywhere (not in
 CI), so `kop-serve/` builds
 `kop-serve`, a stand-in for it (`cargo build --profile host -p kop-serve`):
-policy-server's command line (the flags `policy_server.py` passes,
+policy-server's command line (the flags this suite passes,
 `--policy-timeout`, `--disable-timeout-protection` and a few more; any other
 is an error) and `policies.yml`, settings validated at start-up (it refuses to
 start as policy-server does), `POST /validate|/audit|/validate_raw/<id>` over
@@ -55,7 +57,7 @@ in 1.36 and `TtlCache` in 1.37 (adm-controller#1950;
 GET's entry after its 5 s; kop-serve keeps 1.36's and 1.37's behaviour, the
 releases users run.
 
-`make e2e-kop-serve` runs `policy_server.py` with it, over TLS, with the
+`make e2e-kop-serve` runs this suite with it, over TLS, with the
 stand-in serving HTTPS (`--standin-tls`: the throwaway certificate as the
 kubeconfig's `certificate-authority-data`, and a token it requires). The
 reference answer is kwctl's where kwctl is on `PATH` and the module annotated,
@@ -82,22 +84,22 @@ watches on this machine no thread can be started, lookups or connections
 needing one fail, and kop-serve may abort.
 """
 
-import argparse
 import concurrent.futures
 import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
+import types
 from pathlib import Path
+
+import pytest
 
 from e2e.harness import DEPLOY, ROOT
 from e2e.harness.apiserver import Cluster, StandIn
 from e2e.harness.cases import compare
 from e2e.harness.certificates import self_signed
-from e2e.harness.checks import summary
 from e2e.harness.servers import PolicyServer, load_policies, route
 
 
@@ -142,25 +144,31 @@ CUSTOM_MESSAGE_POLICY = "kop-e2e-custom-message"
 CUSTOM_MESSAGE = "kop-e2e: rejected"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("policy", help="the module (annotated for policy-server and kwctl)")
-    parser.add_argument("--deploy", nargs="+", default=sorted(str(p) for p in DEPLOY.glob("*.yaml")),
-                        help="files holding ClusterAdmissionPolicies (default: every deploy/*.yaml)")
-    parser.add_argument("--examples", default=str(ROOT / "test_data/examples.txt"))
-    parser.add_argument("--server", "--policy-server", dest="server", default="policy-server",
-                        help="the server binary: policy-server (default) or kop-serve")
-    parser.add_argument("--kwctl", default="kwctl")
-    parser.add_argument("--reference", choices=["auto", "kwctl", "kop-run"], default="auto",
-                        help="whose answers the server's must equal "
-                             "(auto: kwctl if on PATH and the module annotated, else kop-run)")
-    parser.add_argument("--kop-run", default=str(ROOT / "target/host/kop-run"))
-    parser.add_argument("--standin-tls", action="store_true",
-                        help="the stand-in serves HTTPS and requires the kubeconfig's bearer token")
-    parser.add_argument("--jobs", type=int, default=2)
-    args = parser.parse_args()
+# The servers: (binary, module, the stand-in over HTTPS with a token).
+SERVERS = {
+    "kop-serve": (str(ROOT / "target/host/kop-serve"), ROOT / "policy.wasm", True),
+    "policy-server": ("policy-server", ROOT / "annotated-policy.wasm", False),
+}
+
+
+@pytest.mark.parametrize("server", [
+    pytest.param("kop-serve", id="kop-serve"),
+    pytest.param("policy-server", id="policy-server", marks=pytest.mark.requires("kwctl", "policy-server")),
+])
+def test_the_examples_through_the_server(server, checks, request):
+    binary, module, standin_tls = SERVERS[server]
+    policy = request.config.getoption("policy")
+    examples(checks.check, types.SimpleNamespace(
+        policy=policy or module, server=binary, standin_tls=standin_tls,
+        deploy=sorted(str(p) for p in DEPLOY.glob("*.yaml")), examples=str(ROOT / "test_data/examples.txt"),
+        kwctl="kwctl", reference="auto", kop_run=str(ROOT / "target/host/kop-run"), jobs=2,
+    ))
+
+
+def examples(check, args):
+    """Every example and protocol check through `args.server`, each one `check`."""
     if shutil.which(args.server) is None:
-        sys.exit(f"{args.server}: not found")
+        pytest.fail(f"{args.server}: not found")
     args.server = str(Path(shutil.which(args.server)).resolve())  # the server runs in its own folder
     module = Path(args.policy).resolve()
     reference = args.reference
@@ -169,10 +177,10 @@ def main():
         annotated = b"io.kubewarden.metadata" in module.read_bytes()
         reference = "kwctl" if shutil.which(args.kwctl) and annotated else "kop-run"
     if reference == "kwctl" and shutil.which(args.kwctl) is None:
-        sys.exit(f"{args.kwctl}: not found")
+        pytest.fail(f"{args.kwctl}: not found")
     if reference == "kop-run":
         if shutil.which(args.kop_run) is None:
-            sys.exit(f"{args.kop_run}: not found (cargo build --profile host -p testhost --bin kop-run)")
+            pytest.fail(f"{args.kop_run}: not found (cargo build --profile host -p testhost --bin kop-run)")
         args.kop_run = str(Path(shutil.which(args.kop_run)).resolve())
     kop_serve = "kop-serve" in Path(args.server).name
 
@@ -192,7 +200,7 @@ def main():
     probe_name, probe = examples[0]
     probe_pid = route(probe["request"], rules)
     if probe_pid is None or (probe.get("expect") or {}).get("allowed", True):
-        sys.exit(f"the first example ({probe_name}) must be a denial by a policy of deploy/")
+        pytest.fail(f"the first example ({probe_name}) must be a denial by a policy of deploy/")
     policies[MONITOR_POLICY] = dict(policies[probe_pid], policyMode="monitor")
     policies[NO_GRANTS_POLICY] = dict(policies[probe_pid], contextAwareResources=[])
     policies[NO_CAPABILITIES_POLICY] = dict(policies[probe_pid], hostCapabilities=[])
@@ -341,7 +349,7 @@ def main():
         return [(name, problems, 0, 0) for name, problems in checks]
 
     started = time.monotonic()
-    failed, latencies, startups, total = [], [], [], 0
+    latencies, startups, total = [], [], 0
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = [pool.submit(run_group, i, m) for i, m in enumerate(groups.values())]
         checks = pool.submit(protocol_checks)
@@ -350,14 +358,10 @@ def main():
                 total += 1
                 latencies.append(seconds)
                 startups.append(startup)
-                if problems:
-                    failed.append(name)
-                    print(f"FAIL {name}: " + "; ".join(problems), flush=True)
+                check(name, not problems, "; ".join(problems))
         for name, problems, _, _ in checks.result():
             total += 1
-            if problems:
-                failed.append(name)
-                print(f"FAIL {name}: " + "; ".join(problems), flush=True)
+            check(name, not problems, "; ".join(problems))
     shutil.rmtree(top, ignore_errors=True)
     latencies.sort()
     print(
@@ -366,7 +370,3 @@ def main():
         f"median answer {latencies[len(latencies) // 2] * 1000:.1f} ms, "
         f"wall {time.monotonic() - started:.1f} s"
     )
-    sys.exit(summary(total - len(failed), len(failed)))
-
-if __name__ == "__main__":
-    main()

@@ -309,8 +309,6 @@ bench-e2e:
 	$(call guard,$@,kwctl policy-server)
 e2e-data:
 	$(call guard,$@,kwctl)
-e2e-cluster-kubewarden:
-	$(call guard,$@,kwctl policy-server)
 e2e-controller:
 	$(call guard,$@,kubewarden-controller)
 e2e-audit:
@@ -452,13 +450,13 @@ endif
 e2e-unit:
 	$(PYTEST) e2e/suites/test_webhooks.py
 
-# The policy judged by a real kube-apiserver (e2e/cluster_e2e.py): deploy/
+# The policy judged by a real kube-apiserver (e2e/suites/test_cluster.py): deploy/
 # applied as shipped, the seed's demo, every conformance case as real
 # objects, the exclusions, the failure policy, RBAC and a tenant's adversarial
 # requests (e2e/harness/adversary.py); served by kop-serve here, by Kubewarden's
 # policy-server in e2e-cluster-kubewarden.
 e2e-cluster: policy.wasm cluster-bin kop-serve
-	python3 -m e2e.cluster_e2e policy.wasm --server target/host/kop-serve
+	$(PYTEST) e2e/suites/test_cluster.py -k kop-serve
 
 # Kube-OVN's kube-ovn-controller, out of cluster against the same control
 # plane and OVN's databases (Debian's ovsdb-server, schemas from
@@ -482,8 +480,10 @@ RACE_ROUNDS ?= 50
 controller-race-run: cluster-bin
 	nice python3 -m e2e.tools.controller_oracle --race $(RACE_ROUNDS) --wait 3
 
-e2e-cluster-kubewarden-run: annotated-policy.wasm cluster-bin
-	python3 -m e2e.cluster_e2e annotated-policy.wasm --server "$$(command -v policy-server)" --kwctl "$$(command -v kwctl)"
+# The same suite, the policy served by Kubewarden's policy-server; without
+# kwctl and policy-server, one SKIPPED: line and nothing built.
+e2e-cluster-kubewarden: $(if $(and $(call found,kwctl),$(call found,policy-server)),annotated-policy.wasm cluster-bin)
+	$(PYTEST) e2e/suites/test_cluster.py -k policy-server
 
 # Kubewarden's controller, out of cluster against the same control plane,
 # renders deploy/'s policies; its webhook configurations and policies.yml

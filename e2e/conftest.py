@@ -5,6 +5,8 @@
   with a failed check fails at its end, after all of its checks ran.
 - The fixture `counted`: `counted(suite)` makes the checks of `suite` (a `Checks` that a
   module's tests share, made by a module-scoped fixture) from then on count as this test's.
+- The fixture `settings`: `settings(SETTINGS)` is a suite's settings with the command
+  line's `--setting NAME=VALUE` over them.
 - The fixture `control_plane`: etcd and kube-apiserver for the test (`make cluster-bin`);
   without the binaries the test is skipped with one `SKIPPED:` line.
 - The marker `@pytest.mark.requires("kwctl", ...)`: the test runs only where every program
@@ -29,6 +31,8 @@ _TALLY = {"passed": 0, "failed": 0}
 
 def pytest_addoption(parser):
     """The suites' own options."""
+    parser.addoption("--setting", action="append", metavar="NAME=VALUE",
+                     help="one of a suite's SETTINGS (test_cluster: adversary_requests=2000, keep=true, ...)")
     parser.addoption("--policy", help="the module a suite runs (default: the suite's own, policy.wasm or "
                                       "annotated-policy.wasm)")
     parser.addoption("--cases", nargs="+", help="test_conformance_kwctl: case files or folders of them "
@@ -64,6 +68,29 @@ def checks(request):
     suite = Checks()
     request.node.kop_checks = suite
     return suite
+
+
+@pytest.fixture(scope="session")
+def settings(pytestconfig):
+    """settings(defaults): a suite's settings, `defaults` (a dict) with the command line's
+    `--setting NAME=VALUE` over them, each read as its default's type."""
+
+    def read(defaults):
+        out = dict(defaults)
+        for pair in pytestconfig.getoption("setting") or []:
+            name, _, value = pair.partition("=")
+            if name not in defaults:
+                continue  # another suite's
+            kind = type(defaults[name])
+            if kind is bool:
+                out[name] = value.lower() in ("1", "true", "yes")
+            elif kind in (int, float):
+                out[name] = kind(value)
+            else:
+                out[name] = value
+        return out
+
+    return read
 
 
 @pytest.fixture

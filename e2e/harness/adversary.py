@@ -1,4 +1,4 @@
-"""A tenant against the policy-server, on the real API server (e2e/cluster_e2e.py, test `adversary`).
+"""A tenant against the policy-server, on the real API server (e2e/suites/test_cluster.py, test `adversary`).
 
 A ServiceAccount that may only create pods and Deployments in its own
 namespace sends, for a bounded time, dry-run pods and Deployments (deploy/'s
@@ -405,7 +405,7 @@ def legitimate_client(kubeconfig, rng, n, stop, during, failed):
 
 
 def run(suite, audit, webhook):
-    """The test; `suite` is cluster_e2e's Suite, `audit` an AuditCounter of the policy-server's watches."""
+    """The test; `suite` is test_cluster's Suite, `audit` an AuditCounter of the policy-server's watches."""
     args, cp = suite.args, suite.cp
     suite.replayer.reset()
     suite.replayer.ensure_namespace(TENANT_NAMESPACE)

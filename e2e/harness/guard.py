@@ -15,7 +15,7 @@ check(suite) runs, with deploy/ applied as shipped:
   Kubewarden controller removes it).
 Every outcome is asserted exactly: HTTP code and the Status message.
 
-Used by e2e/cluster_e2e.py (`--only guard`).
+Used by e2e/suites/test_cluster.py (`-k guard`).
 """
 
 import time

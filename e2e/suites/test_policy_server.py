@@ -334,7 +334,7 @@ def examples(check, args):
             limit = policies[probe_pid].get("timeoutEvalSeconds") or 2
             # policy-server never answers: the evaluation waits in the host
             # call, which its deadline cannot interrupt (the API server gives
-            # up at the webhook's timeout; e2e/cluster_e2e.py's rbac test).
+            # up at the webhook's timeout; e2e/suites/test_cluster.py's rbac test).
             body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
                                "request": request}).encode()
             try:

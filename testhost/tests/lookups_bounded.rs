@@ -4,7 +4,7 @@
 //! no name taken from a request in the policy-server's cache of GETs. The
 //! policy-server keeps one watch cache per distinct list and, in Kubewarden
 //! 1.37, every GET's name for its lifetime, so anything else here would grow
-//! it with each request (e2e/cluster_e2e.py's `adversary` test counts the
+//! it with each request (e2e/suites/test_cluster.py's `adversary` test counts the
 //! watches on a real API server).
 
 use serde_json::{Value, json};

@@ -1,6 +1,7 @@
-"""The policy judged by a real kube-apiserver (make e2e-cluster).
+"""The policy judged by a real kube-apiserver (make e2e-cluster, e2e-cluster-kubewarden).
 
-    python3 -m e2e.cluster_e2e MODULE --server BINARY [--only TEST ...] [CASE_DIR ...]
+    python3 -m pytest e2e/suites/test_cluster.py [-k "kop-serve and (seed or cases)"]
+        [--setting adversary_requests=2000 ...]
 
 Starts etcd and kube-apiserver on 127.0.0.1 (e2e/harness/controlplane.py, binaries
 built from Go modules by `make cluster-bin`), installs Kube-OVN's and
@@ -14,7 +15,15 @@ deploy/rbac.yaml decides every lookup. The ValidatingWebhookConfigurations
 are rendered from deploy/'s ClusterAdmissionPolicies as Kubewarden's
 controller renders them (e2e/harness/webhooks.py), pointed at the local server.
 
-Tests, each with exact expectations (the last line `N passed, N failed`):
+The server is a parameter: kop-serve (target/host/kop-serve serving
+policy.wasm; `make e2e-cluster`, `-k kop-serve`) and Kubewarden's
+policy-server (on PATH with kwctl, serving annotated-policy.wasm;
+`make e2e-cluster-kubewarden`, `-k policy-server`). The control plane and the
+server are started once per server, the tests below run on them in order
+(`-k` picks some, as `--only` did), and `--setting NAME=VALUE` changes one of
+`SETTINGS` (the adversary's figures, the case folders, `keep`).
+
+Tests, each with exact expectations:
 
 - seed: the IP object `static-7584848b74-fw9dm.default`, then `kubectl apply
   -f pod-static.yaml` (`test_data/`): kubectl exits 1 with the conflict
@@ -120,19 +129,21 @@ JSON object (`228`, `308`), requests in `kube-system`, which deploy/ excludes
 real.
 """
 
-import argparse
 import base64
 import copy
 import json
 import os
 import re
 import socket
+import shutil
 import subprocess
-import sys
+import tempfile
 import threading
 import time
+import types
 from pathlib import Path
 
+import pytest
 import yaml
 
 from e2e.harness import DEPLOY, ROOT, adversary, guard, scaffold
@@ -146,8 +157,8 @@ from e2e.harness.cluster import (
     SERVICE_ACCOUNT,
     STATIC_IP_WEBHOOK,
     ClusterSuite,
-    run_cluster_suite,
 )
+from e2e.harness.controlplane import ControlPlane
 from e2e.harness.kube_apiserver import AuditCounter, audit_of_policy_server
 from e2e.harness.replay import KUBE_OVN_USER, Refused
 from e2e.harness.servers import WebhookServer
@@ -701,43 +712,70 @@ def not_replayable(case):
     return None
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
-    parser.add_argument("cases", nargs="*", default=[str(d) for d in CASE_DIRS])
-    parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
-    parser.add_argument("--only", action="append",
-                        help="run only these tests (seed, ippool, cases, exclusions, pod_update, failure, rbac, overlay, guard, "
-                             "adversary, scaffold)")
-    parser.add_argument("--kwctl", help="kwctl, for the scaffold test's manifest (the module must be annotated)")
-    parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    adv = parser.add_argument_group("adversary")
-    adv.add_argument("--adversary-requests", type=int, default=ADVERSARY_REQUESTS,
-                     help=f"adversarial requests to send (default {ADVERSARY_REQUESTS}, issue 37's target)")
-    adv.add_argument("--adversary-seconds", type=float, default=110,
-                     help="the most the attack may take (what it has not sent by then fails the test)")
-    adv.add_argument("--adversary-clients", type=int, default=3, help="adversarial clients at once")
-    adv.add_argument("--adversary-warm", type=int,
-                     help="the attack's first requests, after which the server's RSS is measured (default: half)")
-    adv.add_argument("--adversary-rate", type=float, default=0, help="adversarial requests a second, at most (0: no bound)")
-    adv.add_argument("--adversary-attachments", type=int, default=2500, help="attachments of the largest pods")
-    adv.add_argument("--adversary-big-every", type=int, default=100,
-                     help="one request in this many is a large one (thousands of attachments, 20 000-address pools)")
-    adv.add_argument("--adversary-baseline", type=int, default=40, help="legitimate requests timed without the attack")
-    args = parser.parse_args()
-    tests = args.only or ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "overlay", "guard",
-                          "adversary", "scaffold"]
+# The suite's settings (`--setting NAME=VALUE`).
+SETTINGS = {
+    "cases": [str(d) for d in CASE_DIRS],  # case files or folders, comma-separated
+    "settle": 0.15,  # seconds for watch caches after a write
+    "keep": False,  # keep the temporary folder
+    "adversary_requests": ADVERSARY_REQUESTS,  # adversarial requests to send (issue 37's target)
+    "adversary_seconds": 110.0,  # the most the attack may take (what it has not sent by then fails the test)
+    "adversary_clients": 3,  # adversarial clients at once
+    "adversary_warm": 0,  # the attack's first requests, after which the server's RSS is measured (0: half)
+    "adversary_rate": 0.0,  # adversarial requests a second, at most (0: no bound)
+    "adversary_attachments": 2500,  # attachments of the largest pods
+    "adversary_big_every": 100,  # one request in this many is a large one
+    "adversary_baseline": 40,  # legitimate requests timed without the attack
+}
 
-    def make(cp, folder):
+# The servers: (binary, module, kwctl for the scaffold test's manifest).
+SERVERS = {
+    "kop-serve": (str(ROOT / "target/host/kop-serve"), ROOT / "policy.wasm", None),
+    "policy-server": ("policy-server", ROOT / "annotated-policy.wasm", "kwctl"),
+}
+
+TESTS = ["seed", "ippool", "cases", "exclusions", "pod_update", "failure", "rbac", "overlay", "guard", "adversary",
+         "scaffold"]
+
+
+@pytest.fixture(scope="module", params=[
+    pytest.param("kop-serve", id="kop-serve"),
+    pytest.param("policy-server", id="policy-server", marks=pytest.mark.requires("kwctl", "policy-server")),
+])
+def cluster(request, settings):
+    """The control plane, deploy/ applied and the server serving it, once per server."""
+    binary, module, kwctl = SERVERS[request.param]
+    args = types.SimpleNamespace(**settings(SETTINGS))
+    args.cases = args.cases.split(",") if isinstance(args.cases, str) else args.cases
+    args.adversary_warm = args.adversary_warm or None
+    server = shutil.which(binary)
+    if server is None:
+        pytest.fail(f"{binary}: not found")
+    args.server, args.module = str(Path(server).resolve()), str(module)
+    args.kwctl = shutil.which(kwctl) if kwctl else None
+    folder = Path(tempfile.mkdtemp(prefix="kop-cluster-e2e-"))
+    started = time.monotonic()
+    # The API server's audit log records the policy-server's watches (adversary).
+    with ControlPlane(apiserver_args=audit_of_policy_server(folder, verbs=["watch"])[1], keep=args.keep) as cp:
         suite = Suite(args, cp, folder)
         suite.audit = AuditCounter(folder / "audit.log")
-        return suite
+        try:
+            suite.setup()
+            yield suite
+        finally:
+            if suite.failed:
+                suite.failure_logs()
+            suite.stop()
+            for note in suite.notes:
+                print(f"# {note}")
+    print(f"# {request.param}, {time.monotonic() - started:.0f} s in all")
+    if args.keep:
+        print(f"# kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
-    # The API server's audit log records the policy-server's watches (adversary).
-    return run_cluster_suite(make, tests, prefix="kop-cluster-e2e-", keep=args.keep, what=Path(args.server).name,
-                             apiserver_args=lambda folder: audit_of_policy_server(folder, verbs=["watch"])[1])
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.parametrize("test", TESTS)
+def test_cluster(cluster, counted, test):
+    started = time.monotonic()
+    getattr(counted(cluster), f"test_{test}")()
+    cluster.notes.append(f"{test}: {time.monotonic() - started:.1f} s")

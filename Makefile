@@ -309,12 +309,6 @@ bench-e2e:
 	$(call guard,$@,kwctl policy-server)
 e2e-data:
 	$(call guard,$@,kwctl)
-e2e-controller:
-	$(call guard,$@,kubewarden-controller)
-e2e-audit:
-	$(call guard,$@,audit-scanner policy-server kwctl)
-e2e-kube-ovn:
-	$(call guard,$@,kube-ovn-controller)
 controller-oracle:
 	$(call guard,$@,kube-ovn-controller)
 controller-race:
@@ -461,12 +455,12 @@ e2e-cluster: policy.wasm cluster-bin kop-serve
 # Kube-OVN's kube-ovn-controller, out of cluster against the same control
 # plane and OVN's databases (Debian's ovsdb-server, schemas from
 # ../shared/kube-ovn/ovsdb), allocates the pods the policy admits
-# (e2e/kube_ovn_e2e.py): the seed's demo on its allocation, the lag of its
-# Subnet record (I15), its objects against bench-data's.
-e2e-kube-ovn-run: policy.wasm cluster-bin kop-serve
-	$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data
-	python3 -m e2e.kube_ovn_e2e policy.wasm --server target/host/kop-serve \
-		--controller "$$(command -v kube-ovn-controller)"
+# (e2e/suites/test_kube_ovn.py): the seed's demo on its allocation, the lag of its
+# Subnet record (I15), its objects against bench-data's. Without
+# kube-ovn-controller, one SKIPPED: line and nothing built.
+e2e-kube-ovn: $(if $(call found,kube-ovn-controller),policy.wasm cluster-bin kop-serve)
+	$(if $(call found,kube-ovn-controller),$(CARGO) build $(CARGO_FLAGS) $(HOST_PROFILE) -q -p testhost --bin bench-data)
+	$(PYTEST) e2e/suites/test_kube_ovn.py
 
 # kube-ovn-controller as the judge of what the policy claims about it: every
 # pod case's cluster built through the controller, the request made with no
@@ -487,20 +481,19 @@ e2e-cluster-kubewarden: $(if $(and $(call found,kwctl),$(call found,policy-serve
 
 # Kubewarden's controller, out of cluster against the same control plane,
 # renders deploy/'s policies; its webhook configurations and policies.yml
-# are compared field by field with e2e/harness/webhooks.py's (e2e/controller_e2e.py).
+# are compared field by field with e2e/harness/webhooks.py's (e2e/suites/test_controller.py).
 # Where policy-server and kwctl are found too, policy-server serves the
-# controller's configuration to the API server through its webhooks.
+# controller's configuration to the API server through its webhooks. Without
+# the controller, one SKIPPED: line and nothing built.
 CONTROLLER_SERVES := $(and $(call found,kwctl),$(call found,policy-server))
-e2e-controller-run: cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm)
-	python3 -m e2e.controller_e2e --controller "$$(command -v kubewarden-controller)" \
-		$(if $(CONTROLLER_SERVES),--policy-server "$$(command -v policy-server)" --module annotated-policy.wasm \
-		--kwctl "$$(command -v kwctl)")
+e2e-controller: $(if $(call found,kubewarden-controller),cluster-bin $(if $(CONTROLLER_SERVES),annotated-policy.wasm))
+	$(PYTEST) e2e/suites/test_controller.py
 
 # audit-scanner, run once against policy-server, reports the workloads that
-# conflicted before the policy was installed (e2e/audit_e2e.py).
-e2e-audit-run: annotated-policy.wasm cluster-bin
-	python3 -m e2e.audit_e2e annotated-policy.wasm --audit-scanner "$$(command -v audit-scanner)" \
-		--server "$$(command -v policy-server)"
+# conflicted before the policy was installed (e2e/suites/test_audit.py); without
+# audit-scanner, policy-server and kwctl, one SKIPPED: line and nothing built.
+e2e-audit: $(if $(and $(call found,audit-scanner),$(call found,policy-server),$(call found,kwctl)),annotated-policy.wasm cluster-bin)
+	$(PYTEST) e2e/suites/test_audit.py
 
 # cert-manager v1.21.2's controller and cainjector, built from the module
 # pinned by e2e/certmanager/go.mod into target/certmanager/bin (skipped when
@@ -510,11 +503,11 @@ certmanager-bin:
 
 # cert-manager, out of cluster against the real control plane, issues the CA
 # that Kubewarden uses from an operator's CA; the cainjector fills Kube-OVN's
-# webhook caBundle (e2e/certs_e2e.py). Where kubewarden-controller is found,
+# webhook caBundle (e2e/suites/test_certs.py). Where kubewarden-controller is found,
 # the controller runs on that CA (renewal, wrong key types); elsewhere the
-# script prints one SKIPPED: line for that part and the rest still runs.
+# suite prints one SKIPPED: line for that part and the rest still runs.
 e2e-certs: cluster-bin certmanager-bin
-	python3 -m e2e.certs_e2e $(if $(call found,kubewarden-controller),--controller "$$(command -v kubewarden-controller)")
+	$(PYTEST) e2e/suites/test_certs.py
 
 # Distribution's registry (v3.1.2, e2e/oci/registry) and oras (v1.3.4),
 # built from the modules pinned by e2e/oci/go.mod into target/oci/bin

@@ -4,7 +4,8 @@
   `checks.check(name, ok, detail)` prints one line (`ok` or `FAILED`) and counts; a test
   with a failed check fails at its end, after all of its checks ran.
 - The fixture `counted`: `counted(suite)` makes the checks of `suite` (a `Checks` that a
-  module's tests share, made by a module-scoped fixture) from then on count as this test's.
+  module's tests share, made by a module-scoped fixture) count as this test's: those made
+  since the previous test's were counted (the first test's include the fixture's own).
 - The fixture `settings`: `settings(SETTINGS)` is a suite's settings with the command
   line's `--setting NAME=VALUE` over them.
 - The fixture `control_plane`: etcd and kube-apiserver for the test (`make cluster-bin`);
@@ -12,11 +13,13 @@
 - The marker `@pytest.mark.requires("kwctl", ...)`: the test runs only where every program
   is on `PATH` (the Makefile puts `KUBEWARDEN_BIN` there); elsewhere it is skipped, with one
   `SKIPPED: <test>: <program> not found` line.
+- The marker `incremental` (a module's `pytestmark`): its tests are steps, in order; after
+  one stops on an error (not a failed check), the later ones are not run (xfail).
 - The closing line `N passed, N failed`, which `scripts/suite.py` reads, as every suite
   printed it before pytest ran them: N counts checks. A test's checks count one each; a
   test without the fixture counts one (its asserts are one check); a test that stops on an
   error outside its checks, or whose fixture fails, counts one failed check more ("the test
-  ran to its end", as `run_suite` counts it).
+  ran to its end", as the suites counted it before pytest).
 """
 
 import shutil
@@ -27,6 +30,7 @@ from e2e.harness.checks import Checks
 from e2e.harness.controlplane import ControlPlane
 
 _TALLY = {"passed": 0, "failed": 0}
+_STOPPED = {}  # module: the test of an `incremental` module that stopped on an error
 
 
 def pytest_addoption(parser):
@@ -60,6 +64,9 @@ def pytest_runtest_setup(item):
     program = _missing(item)
     if program is not None:
         pytest.skip(f"{program} not found")
+    stopped = _STOPPED.get(item.module.__name__)
+    if stopped is not None and item.get_closest_marker("incremental"):
+        pytest.xfail(f"not run: {stopped} stopped on an error")
 
 
 @pytest.fixture
@@ -98,17 +105,20 @@ def counted(request):
     """counted(suite): the checks `suite` makes during the test are the test's."""
 
     def start(suite):
-        request.node.kop_shared = (suite, suite.passed, suite.failed)
+        # From where the previous test's count ended: the checks the module fixture made
+        # while setting up count with the first test.
+        request.node.kop_shared = (suite, *getattr(suite, "kop_counted", (0, 0)))
         return suite
 
     return start
 
 
 class _Since:
-    """The checks a shared suite made since a test began."""
+    """The checks a shared suite made since the previous test's count ended."""
 
     def __init__(self, suite, passed, failed):
         self.passed, self.failed = suite.passed - passed, suite.failed - failed
+        suite.kop_counted = (suite.passed, suite.failed)
 
 
 @pytest.fixture
@@ -128,6 +138,10 @@ def pytest_runtest_makereport(item, call):
     suite = getattr(item, "kop_checks", None)
     if suite is None and hasattr(item, "kop_shared"):
         suite = _Since(*item.kop_shared)
+    if call.when == "call" and report.failed and item.get_closest_marker("incremental"):
+        _STOPPED.setdefault(item.module.__name__, item.name)
+    if hasattr(report, "wasxfail"):
+        return  # a step after one that stopped: counted with that one
     if report.skipped:
         why = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         _SKIPPED.setdefault(why.removeprefix("Skipped: "), item.nodeid)

@@ -22,8 +22,8 @@
   the suites that need it;
 - `guard`, `adversary`, `scaffold`: checks run by more than one suite, or
   long enough to keep out of the suite that runs them;
-- `checks`: a suite's checks, counted, and the closing `N passed, N failed`
-  line every suite prints with `summary`.
+- `checks`: a suite's checks, counted (e2e/conftest.py prints the closing
+  `N passed, N failed` line from them).
 """
 
 import os

@@ -1,20 +1,14 @@
 """A suite's checks, one printed line each (`ok` with a short detail, or
-`FAILED` with the whole detail), counted for the closing line that every
-suite prints with `summary`: `N passed, N failed` (scripts/suite.py reads
-it), and the life of a suite on a control plane (`run_suite`)."""
+`FAILED` with the whole detail), counted: e2e/conftest.py adds them up into
+the closing line `N passed, N failed` (scripts/suite.py reads it)."""
 
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
-from pathlib import Path
 
 from . import DEPLOY
-from .controlplane import ControlPlane
 from .kubeapi import Api
 from .processes import die_with_parent, log_tail, stop_process, wait_for
 
@@ -23,26 +17,6 @@ def short(value, limit=160):
     """A value as JSON (keys sorted), cut after `limit` characters."""
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= limit else text[:limit] + "…"
-
-
-def summary(passed, failed):
-    """The closing line `N passed, N failed`; the exit status (1 when one failed)."""
-    print(f"{passed} passed, {failed} failed", flush=True)
-    return 1 if failed else 0
-
-
-def skip(test, why):
-    """A suite that cannot run here: one `SKIPPED: <test>: <why>` line, then `0 passed, 0 failed`."""
-    print(f"SKIPPED: {test}: {why}", flush=True)
-    return summary(0, 0)
-
-
-def report(suite, started, what=None):
-    """A suite's notes, its duration and its closing line (a suite never made counts one failure)."""
-    for note in suite.notes if suite else []:
-        print(f"# {note}")
-    print(f"# {what + ', ' if what else ''}{time.monotonic() - started:.0f} s in all")
-    return summary(suite.passed if suite else 0, suite.failed if suite else 1)
 
 
 class Checks:
@@ -68,13 +42,6 @@ class Checks:
             self.failed += 1
             print(f"FAILED  {name}: {detail}", flush=True)
         return ok
-
-    def run_tests(self, names):
-        """test_<name>() for each name, each one's duration noted."""
-        for name in names:
-            started = time.monotonic()
-            getattr(self, f"test_{name}")()
-            self.notes.append(f"{name}: {time.monotonic() - started:.1f} s")
 
     def kubectl(self, *args, user=None, input=None, cwd=None, timeout=60):
         """kubectl as the admin (or impersonating `user`): the CompletedProcess, whatever its exit status."""
@@ -148,33 +115,3 @@ class Checks:
         """Stops what the suite started."""
         for name in list(self.procs)[::-1]:
             self.stop_process(name)
-
-
-def run_suite(make, run, *, prefix, keep=False, what=None, apiserver_args=None, errors=()):
-    """A suite's life, its exit status: a temporary folder, a control plane
-    (`apiserver_args(folder)` added to kube-apiserver's flags), the suite
-    `make(cp, folder)` and `run(suite)`. An exception of `errors` is one
-    failed check, `the test ran to its end` (the traceback printed, then
-    `failure_logs()`); suite.stop() always; the folder kept only with `keep`;
-    then the report."""
-    folder = Path(tempfile.mkdtemp(prefix=prefix))
-    started = time.monotonic()
-    suite = None
-    try:
-        extra = apiserver_args(folder) if apiserver_args else ()
-        with ControlPlane(apiserver_args=extra, keep=keep) as cp:
-            suite = make(cp, folder)
-            try:
-                run(suite)
-            except errors as e:
-                traceback.print_exc()
-                suite.failure_logs()
-                suite.check("the test ran to its end", False, str(e)[:400])
-            finally:
-                suite.stop()
-    finally:
-        if keep:
-            print(f"# kept {folder}")
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-    return report(suite, started, what)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from . import POLICY_FILES, ROOT
-from .checks import Checks, run_suite
+from .checks import Checks
 from .replay import Replayer
 from .servers import WebhookServer
 from .webhooks import load_cluster_admission_policies, render_webhook
@@ -143,12 +143,3 @@ class ClusterSuite(Checks):
         started = time.monotonic()
         done = self.kubectl("apply", "-f", "pod-static.yaml", cwd=workdir)
         return done, (time.monotonic() - started) * 1000
-
-
-def run_cluster_suite(make, tests, *, prefix, keep, what, apiserver_args=None):
-    """run_suite for a ClusterSuite: setup(), then each of `tests`; the exit status."""
-    def run(suite):
-        suite.setup()
-        suite.run_tests(tests)
-
-    return run_suite(make, run, prefix=prefix, keep=keep, what=what, apiserver_args=apiserver_args)

@@ -9,7 +9,7 @@ failurePolicy, no matchConditions and no namespaceSelector, and
 chart's permissions (values.yaml `policyServer.permissions`,
 templates/policy-server-rbac.yaml): nothing in kubeovn.io.
 
-Used by e2e/controller_e2e.py (the controller renders the webhook) and by
+Used by e2e/suites/test_controller.py (the controller renders the webhook) and by
 e2e/suites/test_cluster.py (e2e/harness/webhooks.py renders it; kop-serve or policy-server
 serves it). Where kwctl is not found, the manifest is built from
 metadata.yml as manifest.rs builds it, and says so.

@@ -46,7 +46,7 @@ import pytest
 
 from e2e.harness import ROOT, apiserver
 from e2e.harness.checks import short
-from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane
+from e2e.harness.controlplane import KUBE_OVN_CRDS, ControlPlane, ControlPlaneError
 
 CASES = [
     "tests/conformance/303-i12-several-ip-crs-first-in-name-order.json",  # IPs with labels, paging

@@ -4,7 +4,7 @@
 
 Each expected object below is written out by hand from the controller's Go
 source (kubewarden-controller at 3460bb71; the CRDs are 1.37.2's), with the
-file and function it follows; `make e2e-controller` (e2e/controller_e2e.py)
+file and function it follows; `make e2e-controller` (e2e/suites/test_controller.py)
 compares the same rendering with what the controller itself writes.
 """
 

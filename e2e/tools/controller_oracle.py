@@ -5,7 +5,7 @@
 kube-ovn-controller (Kube-OVN's cmd/controller at 1533681d7a6b, built by hand
 outside this repository: no registry serves it) runs out of cluster against
 a real kube-apiserver with OVN's databases in ovsdb-server, as
-`make e2e-kube-ovn` runs it (e2e/kube_ovn_e2e.py). No webhook is registered:
+`make e2e-kube-ovn` runs it (e2e/suites/test_kube_ovn.py). No webhook is registered:
 nothing stands between a request and the allocator.
 
 For each case about a Pod (CREATE, UPDATE) the case's cluster is built

@@ -1,6 +1,10 @@
 """kube-ovn-controller allocates, the policy judges (make e2e-kube-ovn, issue 38).
 
-    python3 -m e2e.kube_ovn_e2e MODULE --server BINARY --controller BINARY [--lag-pods N]
+    python3 -m pytest e2e/suites/test_kube_ovn.py [-k lag] [--setting lag_pods=N ...]
+
+kube-ovn-controller on PATH (else one SKIPPED: line); the policy served by
+kop-serve (target/host/kop-serve, policy.wasm). The tests run in order on
+one control plane.
 
 The control plane, deploy/ and the policy server of `make e2e-cluster`
 (harness.cluster.ClusterSuite.setup: etcd and kube-apiserver from `make cluster-bin`,
@@ -87,20 +91,23 @@ The last line is `N passed, N failed`. Where kube-ovn-controller is not on PATH 
 kube-ovn-controller not found` line instead, as in CI.
 """
 
-import argparse
 import http.client
 import ipaddress
 import json
+import shutil
 import subprocess
-import sys
+import tempfile
 import threading
 import time
 import types
 import urllib.parse
 from pathlib import Path
 
+import pytest
+
 from e2e.harness import ROOT
-from e2e.harness.cluster import SEED_REFUSAL, ClusterSuite, run_cluster_suite
+from e2e.harness.cluster import SEED_REFUSAL, ClusterSuite
+from e2e.harness.controlplane import ControlPlane
 from e2e.harness.kubeovn import (
     ALLOCATED,
     CONTROLLER_ACCOUNT,
@@ -876,24 +883,47 @@ def range_size(ranges):
     return total
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module", help="the policy module (policy.wasm, or annotated-policy.wasm)")
-    parser.add_argument("--server", required=True, help="kop-serve, or policy-server")
-    parser.add_argument("--controller", required=True, help="kube-ovn-controller (Kube-OVN cmd/controller)")
-    parser.add_argument("--only", action="append", help="run only these tests (seed, lag, sequences, null_selection)")
-    parser.add_argument("--steps", type=int, default=40, help="generated steps of the sequences test")
-    parser.add_argument("--seed", type=int, default=1, help="the sequences test's random seed")
-    parser.add_argument("--lag-pods", type=int, default=48,
-                        help="pods created one at a time, and as many (rounded to 8) 8 at once")
-    parser.add_argument("--settle", type=float, default=0.15, help="seconds for watch caches after a write")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    args = parser.parse_args()
-    args.controller = str(Path(args.controller).resolve())
-    tests = args.only or ["seed", "lag", "sequences", "null_selection"]
-    return run_cluster_suite(lambda cp, folder: KubeOvnSuite(args, cp, folder), tests, prefix="kop-kube-ovn-e2e-",
-                             keep=args.keep, what=f"{Path(args.server).name}, kube-ovn-controller")
+# The suite's settings (`--setting NAME=VALUE`).
+SETTINGS = {
+    "steps": 40,  # generated steps of the sequences test
+    "seed": 1,  # the sequences test's random seed
+    "lag_pods": 48,  # pods created one at a time, and as many (rounded to 8) 8 at once
+    "settle": 0.15,  # seconds for watch caches after a write
+    "keep": False,  # keep the temporary folder
+}
+
+TESTS = ["seed", "lag", "sequences", "null_selection"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def kube_ovn(settings):
+    """make e2e-cluster's control plane, deploy/ and kop-serve, and kube-ovn-controller on them."""
+    args = types.SimpleNamespace(**settings(SETTINGS), module=str(ROOT / "policy.wasm"),
+                                 server=str(ROOT / "target/host/kop-serve"),
+                                 controller=str(Path(shutil.which("kube-ovn-controller")).resolve()))
+    folder = Path(tempfile.mkdtemp(prefix="kop-kube-ovn-e2e-"))
+    started = time.monotonic()
+    with ControlPlane(keep=args.keep) as cp:
+        suite = KubeOvnSuite(args, cp, folder)
+        try:
+            suite.setup()
+            yield suite
+        finally:
+            if suite.failed:
+                suite.failure_logs()
+            suite.stop()
+            for note in suite.notes:
+                print(f"# {note}")
+    print(f"# kop-serve, kube-ovn-controller, {time.monotonic() - started:.0f} s in all")
+    if args.keep:
+        print(f"# kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.requires("kube-ovn-controller")
+@pytest.mark.parametrize("test", TESTS)
+def test_kube_ovn(kube_ovn, counted, test):
+    started = time.monotonic()
+    getattr(counted(kube_ovn), f"test_{test}")()
+    kube_ovn.notes.append(f"{test}: {time.monotonic() - started:.1f} s")

@@ -1,6 +1,11 @@
 """Kubewarden's controller renders deploy/'s policies; e2e/harness/webhooks.py must agree (make e2e-controller).
 
-    python3 -m e2e.controller_e2e --controller BINARY [--policy-server BINARY --module MODULE] [--keep]
+    python3 -m pytest e2e/suites/test_controller.py [--setting keep=true]
+
+kubewarden-controller on PATH (else one SKIPPED: line); the serving and
+scaffold steps need policy-server and kwctl too, and serve
+annotated-policy.wasm. Each step is a test, run in order; after a step stops
+on an error, the later ones are not run.
 
 e2e/harness/webhooks.py renders deploy/'s ClusterAdmissionPolicies the way
 Kubewarden's controller does, from a reading of its source. Here the
@@ -85,20 +90,22 @@ Everything runs in temporary folders, removed at the end; every process is
 stopped. The last line is `N passed, N failed`.
 """
 
-import argparse
 import base64
 import copy
 import json
 import os
 import shutil
-import subprocess
-import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
+import pytest
+
 from e2e.harness import POLICY_FILES, ROOT, scaffold
-from e2e.harness.checks import Checks, run_suite, short
+from e2e.harness.checks import Checks, short
 from e2e.harness.cluster import SEED_IP, SEED_REFUSAL
+from e2e.harness.controlplane import ControlPlane
 from e2e.harness.kubewarden import (
     CA_SECRET,
     FINALIZER,
@@ -137,6 +144,8 @@ PROBES = [
         "spec": {
             "module": "registry://example.org/probe:v1",
             "policyServer": "default",
+            # Required by the CRD (1.37.2's, ../shared): kubectl refuses the policy without it.
+            "mutating": False,
             "mode": "monitor",
             "backgroundAudit": False,
             "message": "probe <only> & more",
@@ -537,42 +546,61 @@ class Suite(Checks):
         super().stop()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--controller", required=True, help="Kubewarden's controller (cmd/controller)")
-    parser.add_argument("--policy-server", help="policy-server, to serve the controller's configuration")
-    parser.add_argument("--module", help="the policy module for policy-server (annotated-policy.wasm)")
-    parser.add_argument("--kwctl", help="kwctl, to scaffold a manifest as Artifact Hub's install text says")
-    parser.add_argument("--timeout", type=float, default=90, help="seconds to wait for the controller")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    args = parser.parse_args()
+pytestmark = [pytest.mark.incremental, pytest.mark.requires("kubewarden-controller")]
 
-    def apiserver_args(folder):
-        (folder / "audit-policy.yaml").write_text(json.dumps(AUDIT_POLICY))
-        return ["--enable-aggregator-routing=true", f"--audit-policy-file={folder / 'audit-policy.yaml'}",
-                f"--audit-log-path={folder / 'audit.log'}"]
+# The suite's settings (`--setting NAME=VALUE`).
+SETTINGS = {
+    "timeout": 90.0,  # seconds to wait for the controller
+    "keep": False,  # keep the temporary folder
+}
 
-    def run(suite):
-        suite.cp.install_crds()
-        suite.start_controller()
-        suite.apply_deploy()
-        suite.wait_for_controller()
-        suite.compare_webhooks()
-        suite.compare_as_sent()
-        suite.compare_policies_yml()
-        if args.policy_server and args.module:
-            suite.serve()
-            if args.kwctl:
-                suite.scaffold()
-            else:
-                suite.notes.append("scaffold: not run: no --kwctl")
-        else:
-            suite.notes.append("serve: not run: no --policy-server and --module (make e2e-controller "
-                               "passes them where policy-server and kwctl are found)")
-
-    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-controller-e2e-", keep=args.keep,
-                     apiserver_args=apiserver_args, errors=(RuntimeError, subprocess.CalledProcessError))
+STEPS = ["start_controller", "apply_deploy", "wait_for_controller", "compare_webhooks", "compare_as_sent",
+         "compare_policies_yml"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def controller(settings):
+    """The control plane (with an audit log) and the CRDs, for the steps in order."""
+    serves = shutil.which("policy-server") and shutil.which("kwctl")
+    args = types.SimpleNamespace(
+        **settings(SETTINGS), controller=shutil.which("kubewarden-controller"),
+        policy_server=shutil.which("policy-server") if serves else None,
+        module=str(ROOT / "annotated-policy.wasm") if serves else None,
+        kwctl=shutil.which("kwctl") if serves else None,
+    )
+    folder = Path(tempfile.mkdtemp(prefix="kop-controller-e2e-"))
+    (folder / "audit-policy.yaml").write_text(json.dumps(AUDIT_POLICY))
+    apiserver_args = ["--enable-aggregator-routing=true", f"--audit-policy-file={folder / 'audit-policy.yaml'}",
+                      f"--audit-log-path={folder / 'audit.log'}"]
+    started = time.monotonic()
+    with ControlPlane(apiserver_args=apiserver_args, keep=args.keep) as cp:
+        suite = Suite(args, cp, folder)
+        try:
+            suite.cp.install_crds()
+            yield suite
+        finally:
+            if suite.failed:
+                suite.failure_logs()
+            suite.stop()
+            for note in suite.notes:
+                print(f"# {note}")
+    print(f"# {time.monotonic() - started:.0f} s in all")
+    if args.keep:
+        print(f"# kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_controller(controller, counted, step):
+    getattr(counted(controller), step)()
+
+
+@pytest.mark.requires("policy-server", "kwctl")
+def test_serve(controller, counted):
+    counted(controller).serve()
+
+
+@pytest.mark.requires("policy-server", "kwctl")
+def test_scaffold(controller, counted):
+    counted(controller).scaffold()

@@ -1,6 +1,6 @@
 """Kubewarden's CA from an operator's PKI through cert-manager, measured (make e2e-certs).
 
-    python3 -m e2e.certs_e2e [--controller BINARY] [--certmanager-bin DIR] [--keep]
+    python3 -m pytest e2e/suites/test_certs.py [--setting certmanager_bin=DIR] [--setting keep=true]
 
 On a real kube-apiserver (e2e/harness/controlplane.py), cert-manager v1.21.2's
 controller and cainjector (e2e/certmanager/, built from its Go module) run
@@ -25,32 +25,35 @@ cert-manager part (runs wherever the control plane builds):
   ValidatingWebhookConfiguration's caBundle; then what deleting them (as
   `helm upgrade --set validatingWebhook.enabled=false` does) leaves behind.
 
-Controller part (where --controller names Kubewarden's controller; else one
-`SKIPPED:` line and the cert-manager part still counts): the controller runs
-as e2e/controller_e2e.py runs it, deploy/ is applied through its webhooks,
+Controller part (where kubewarden-controller is on PATH; else one `SKIPPED:`
+line and the cert-manager part still counts): the controller runs
+as e2e/suites/test_controller.py runs it, deploy/ is applied through its webhooks,
 and: the policies' caBundle is the copied CA; the PolicyServer's certificate
 chains to the operator's root; what it does with an RSA CA, a PKCS#8 key,
 the directly targeted Secret; what a renewal followed by a copy changes, and
 when (copy alone, controller restart, PolicyServer secret deleted).
 
 No kube-controller-manager runs: nothing is garbage-collected, which is
-stated where it matters. The last line is `N passed, N failed`.
+stated where it matters. Each step is a test, run in order; after a step
+stops on an error, the later ones are not run (xfail).
 """
 
-import argparse
 import base64
 import json
 import re
 import shutil
 import subprocess
-import sys
+import tempfile
 import time
+import types
 from pathlib import Path
+
+import pytest
 
 from e2e.harness import DEPLOY, ROOT, kubewarden
 from e2e.harness.certificates import openssl
-from e2e.harness.checks import Checks, run_suite
-from e2e.harness.controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS
+from e2e.harness.checks import Checks
+from e2e.harness.controlplane import KUBE_OVN_CRDS, KUBEWARDEN_CRDS, ControlPlane
 from e2e.harness.processes import free_port
 from e2e.harness.webhooks import load_cluster_admission_policies, policy_id
 
@@ -424,7 +427,7 @@ class Suite(Checks):
 
 
 class ControllerRun:
-    """Kubewarden's controller on the copied CA (imports controller_e2e's helpers)."""
+    """Kubewarden's controller on the copied CA (the controller's helpers from e2e.harness.kubewarden, as test_controller uses them)."""
 
     def __init__(self, suite):
         self.s = suite
@@ -665,34 +668,48 @@ class ControllerRun:
         self.restart_controller()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--controller", help="Kubewarden's controller; the controller part is skipped without it")
-    parser.add_argument("--certmanager-bin", default=str(ROOT / "target/certmanager/bin"),
-                        help="folder of cert-manager-controller and cert-manager-cainjector")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    args = parser.parse_args()
+pytestmark = pytest.mark.incremental
+
+# The suite's settings (`--setting NAME=VALUE`).
+SETTINGS = {
+    "certmanager_bin": str(ROOT / "target/certmanager/bin"),  # cert-manager-controller and -cainjector
+    "keep": False,  # keep the temporary folder
+}
+
+STEPS = ["operator_pki", "kubewarden_ca", "key_headers", "first_copy", "direct_target", "kube_ovn_webhook"]
+
+
+@pytest.fixture(scope="module")
+def certs(settings):
+    """The control plane, cert-manager's CRDs and cert-manager running, for the steps in order."""
+    args = types.SimpleNamespace(**settings(SETTINGS), controller=shutil.which("kubewarden-controller"))
     crd_dir, version = module_dir()
     crds = sorted((crd_dir / "deploy" / "crds").glob("*.yaml"))
+    folder = Path(tempfile.mkdtemp(prefix="kop-certs-e2e-"))
+    started = time.monotonic()
+    with ControlPlane(keep=args.keep) as cp:
+        suite = Suite(args, cp, folder)
+        try:
+            suite.note(f"cert-manager {version}: CRDs from {len(crds)} files of its module (GOMODCACHE)")
+            suite.cp.install_crds(files=crds)
+            suite.start_cert_manager()
+            yield suite
+        finally:
+            if suite.failed:
+                suite.failure_logs()
+            suite.stop()
+    print(f"# {time.monotonic() - started:.0f} s in all")
+    if args.keep:
+        print(f"# kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
 
-    def run(suite):
-        suite.note(f"cert-manager {version}: CRDs from {len(crds)} files of its module (GOMODCACHE)")
-        suite.cp.install_crds(files=crds)
-        suite.start_cert_manager()
-        suite.operator_pki()
-        suite.kubewarden_ca()
-        suite.key_headers()
-        suite.first_copy()
-        suite.direct_target()
-        suite.kube_ovn_webhook()
-        if args.controller:
-            suite.controller_part()
-        else:
-            print("SKIPPED: e2e-certs (controller part): kubewarden-controller not found", flush=True)
 
-    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-certs-e2e-", keep=args.keep,
-                     errors=(RuntimeError, subprocess.CalledProcessError))
+@pytest.mark.parametrize("step", STEPS)
+def test_cert_manager(certs, counted, step):
+    getattr(counted(certs), step)()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.requires("kubewarden-controller")
+def test_controller(certs, counted):
+    counted(certs).controller_part()

@@ -1,6 +1,10 @@
 """Kubewarden's audit-scanner reports what was there before the policy (make e2e-audit).
 
-    python3 -m e2e.audit_e2e MODULE --audit-scanner BINARY --server BINARY [--show] [--keep]
+    python3 -m pytest e2e/suites/test_audit.py [--setting show=true] [--setting keep=true]
+
+audit-scanner, policy-server and kwctl on PATH (else one SKIPPED: line);
+policy-server serves annotated-policy.wasm. Each step is a test, run in
+order; after a step stops on an error, the later ones are not run.
 
 A cluster where Kube-OVN ran before kube-ovn-policy: a real kube-apiserver
 (e2e/harness/controlplane.py) with Kube-OVN's and Kubewarden's CRDs from ../shared
@@ -34,21 +38,24 @@ and checked exactly: result, message and summary.
 returns it (docs/audit.md shows it). The last line is `N passed, N failed`.
 """
 
-import argparse
 import copy
 import json
+import shutil
 import ssl
 import subprocess
-import sys
+import tempfile
 import time
+import types
 import urllib.request
 from pathlib import Path
 
+import pytest
 import yaml
 
 from e2e.harness import POLICY_FILES, ROOT
-from e2e.harness.checks import Checks, run_suite
+from e2e.harness.checks import Checks
 from e2e.harness.cluster import NAMESPACE, SEED_MESSAGE, SERVICE_ACCOUNT
+from e2e.harness.controlplane import ControlPlane
 from e2e.harness.processes import die_with_parent
 from e2e.harness.replay import Replayer
 from e2e.harness.servers import WebhookServer
@@ -279,28 +286,42 @@ class Suite(Checks):
         print(yaml.safe_dump(report, sort_keys=False, width=1000), end="")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("module", help="the policy module (annotated-policy.wasm for policy-server)")
-    parser.add_argument("--audit-scanner", required=True)
-    parser.add_argument("--server", required=True, help="policy-server, or kop-serve")
-    parser.add_argument("--timeout", type=float, default=300, help="seconds for audit-scanner's run")
-    parser.add_argument("--show", action="store_true", help="print the conflicting pod's PolicyReport")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    args = parser.parse_args()
+pytestmark = [pytest.mark.incremental, pytest.mark.requires("audit-scanner", "policy-server", "kwctl")]
 
-    def run(suite):
-        suite.setup()
-        suite.controller_state()
-        suite.serve()
-        suite.scan()
-        suite.check_reports()
-        if args.show:
-            suite.show()
+# The suite's settings (`--setting NAME=VALUE`).
+SETTINGS = {
+    "timeout": 300.0,  # seconds for audit-scanner's run
+    "show": False,  # print the conflicting pod's PolicyReport
+    "keep": False,  # keep the temporary folder
+}
 
-    return run_suite(lambda cp, folder: Suite(args, cp, folder), run, prefix="kop-audit-e2e-", keep=args.keep,
-                     errors=(RuntimeError, subprocess.SubprocessError))
+STEPS = ["setup", "controller_state", "serve", "scan", "check_reports"]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def audit(settings):
+    """The control plane, for the steps in order."""
+    args = types.SimpleNamespace(**settings(SETTINGS), module=str(ROOT / "annotated-policy.wasm"),
+                                 audit_scanner=shutil.which("audit-scanner"), server=shutil.which("policy-server"))
+    folder = Path(tempfile.mkdtemp(prefix="kop-audit-e2e-"))
+    started = time.monotonic()
+    with ControlPlane(keep=args.keep) as cp:
+        suite = Suite(args, cp, folder)
+        try:
+            yield suite
+        finally:
+            if suite.failed:
+                suite.failure_logs()
+            suite.stop()
+    print(f"# {time.monotonic() - started:.0f} s in all")
+    if args.keep:
+        print(f"# kept {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_audit(audit, counted, step):
+    getattr(counted(audit), step)()
+    if step == STEPS[-1] and audit.args.show:
+        audit.show()

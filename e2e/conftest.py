@@ -31,6 +31,7 @@ from e2e.harness.controlplane import ControlPlane
 
 _TALLY = {"passed": 0, "failed": 0}
 _STOPPED = {}  # module: the test of an `incremental` module that stopped on an error
+_SKIPPED = {}  # why: the first test skipped for it
 
 
 def pytest_addoption(parser):
@@ -48,7 +49,6 @@ def pytest_addoption(parser):
     parser.addoption("--long-watch", type=int, default=75,
                      help="test_standin_vs_apiserver: seconds of one watch held open for the bookmarks "
                           "of a long watch (75: one before its end; 130: also the periodic one; 0: none)")
-_SKIPPED = {}  # why: the first test skipped for it
 
 
 def _missing(item):
@@ -135,9 +135,6 @@ def control_plane():
 def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
-    suite = getattr(item, "kop_checks", None)
-    if suite is None and hasattr(item, "kop_shared"):
-        suite = _Since(*item.kop_shared)
     if call.when == "call" and report.failed and item.get_closest_marker("incremental"):
         _STOPPED.setdefault(item.module.__name__, item.name)
     if hasattr(report, "wasxfail"):
@@ -150,6 +147,9 @@ def pytest_runtest_makereport(item, call):
         _TALLY["failed"] += 1
     if call.when != "call":
         return
+    suite = getattr(item, "kop_checks", None)
+    if suite is None and hasattr(item, "kop_shared"):
+        suite = _Since(*item.kop_shared)
     if suite is None:
         _TALLY["passed" if report.passed else "failed"] += 1
         return

@@ -1,7 +1,9 @@
-//! kop-serve's command line: the policy-server flags that `e2e/suites/test_policy_server.py`
-//! and `scripts/missing-rbac.py` pass, with policy-server's defaults
-//! (crates/policy-server/src/cli.rs, config.rs). Any other flag is an error.
+//! kop-serve's command line: policy-server's flags that `e2e/suites/test_policy_server.py`
+//! and `scripts/missing-rbac.py` pass, with policy-server's names, defaults
+//! and environment variables (crates/policy-server/src/cli.rs, config.rs), on
+//! clap as policy-server's is. Any other flag is an error.
 
+use clap::Parser;
 use std::path::PathBuf;
 
 /// What the command line asks for.
@@ -28,7 +30,8 @@ pub struct Options {
     pub always_accept_namespace: Option<String>,
 }
 
-/// The outcome of parsing: run, or print this text and exit 0.
+/// The outcome of parsing: run, or print this text and exit with this code
+/// (`--help` and `--version` 0, a usage error 2).
 #[derive(Debug)]
 pub enum Command {
     /// Serve.
@@ -37,105 +40,107 @@ pub enum Command {
     Print(String),
 }
 
-const USAGE: &str = "kop-serve: a stand-in for Kubewarden's policy-server (waPC policies, \
-Kubernetes lookups from KUBECONFIG)
-
-Usage: kop-serve [OPTIONS]
-
-Options:
-      --addr <BIND_ADDRESS>               Bind against ADDRESS [default: 0.0.0.0]
-      --port <PORT>                       Listen on PORT [default: 3000]
-      --readiness-probe-port <PORT>       Expose GET /readiness on PORT [default: 8081]
-      --policies <POLICIES_FILE>          YAML file holding the policies [default: policies.yml]
-      --cert-file <CERT_FILE>             PEM certificate (chain) for HTTPS
-      --key-file <KEY_FILE>               PEM private key for HTTPS
-      --workers <WORKERS_NUMBER>          Evaluations at once [default: number of CPUs]
-      --policy-timeout <SECONDS>          Interrupt policy evaluation after SECONDS [default: 2]
-      --disable-timeout-protection        Disable policy timeout protection
-      --ignore-kubernetes-connection-failure
-                                          Start without a kubeconfig (lookups fail)
-      --always-accept-admission-reviews-on-namespace <NAMESPACE>
-                                          Always accept AdmissionReviews that target NAMESPACE
-      --policies-download-dir <DIR>       Accepted, unused (modules are file:// only)
-      --sigstore-cache-dir <DIR>          Accepted, unused
-      --log-level <LOG_LEVEL>             Accepted, unused
-      --log-fmt <LOG_FMT>                 Accepted, unused
-      --log-no-color                      Accepted, unused
-  -h, --help                              Print help
-  -V, --version                           Print version
-";
+/// The flags as clap reads them.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kop-serve",
+    version,
+    about = "kop-serve: a stand-in for Kubewarden's policy-server (waPC policies, Kubernetes lookups from KUBECONFIG)"
+)]
+struct Flags {
+    /// Bind against ADDRESS
+    #[arg(
+        long = "addr",
+        value_name = "BIND_ADDRESS",
+        default_value = "0.0.0.0",
+        env = "KUBEWARDEN_BIND_ADDRESS"
+    )]
+    address: String,
+    /// Listen on PORT
+    #[arg(
+        long,
+        value_name = "PORT",
+        default_value = "3000",
+        env = "KUBEWARDEN_PORT"
+    )]
+    port: String,
+    /// Expose readiness endpoint on READINESS_PROBE_PORT
+    #[arg(
+        long,
+        value_name = "READINESS_PROBE_PORT",
+        default_value = "8081",
+        env = "KUBEWARDEN_READINESS_PROBE_PORT"
+    )]
+    readiness_probe_port: String,
+    /// Number of worker threads to create
+    #[arg(long, value_name = "WORKERS_NUMBER", env = "KUBEWARDEN_WORKERS")]
+    workers: Option<String>,
+    /// Path to an X.509 certificate file for HTTPS
+    #[arg(long, value_name = "CERT_FILE", env = "KUBEWARDEN_CERT_FILE")]
+    cert_file: Option<PathBuf>,
+    /// Path to an X.509 private key file for HTTPS
+    #[arg(long, value_name = "KEY_FILE", env = "KUBEWARDEN_KEY_FILE")]
+    key_file: Option<PathBuf>,
+    /// YAML file holding the policies to be loaded and their settings
+    #[arg(
+        long,
+        value_name = "POLICIES_FILE",
+        default_value = "policies.yml",
+        env = "KUBEWARDEN_POLICIES"
+    )]
+    policies: PathBuf,
+    /// Always accept AdmissionReviews that target the given namespace
+    #[arg(
+        long,
+        value_name = "NAMESPACE",
+        env = "KUBEWARDEN_ALWAYS_ACCEPT_ADMISSION_REVIEWS_ON_NAMESPACE"
+    )]
+    always_accept_admission_reviews_on_namespace: Option<String>,
+    /// Disable policy timeout protection
+    #[arg(long, env = "KUBEWARDEN_DISABLE_TIMEOUT_PROTECTION")]
+    disable_timeout_protection: bool,
+    /// Interrupt policy evaluation after the given time
+    #[arg(
+        long,
+        value_name = "MAXIMUM_EXECUTION_TIME_SECONDS",
+        default_value = "2",
+        env = "KUBEWARDEN_POLICY_TIMEOUT"
+    )]
+    policy_timeout: String,
+    /// Start without a kubeconfig (lookups then fail)
+    #[arg(long, env = "KUBEWARDEN_IGNORE_KUBERNETES_CONNECTION_FAILURE")]
+    ignore_kubernetes_connection_failure: bool,
+    /// Accepted, unused (modules are file:// only)
+    #[arg(long, value_name = "POLICIES_DOWNLOAD_DIR")]
+    policies_download_dir: Option<String>,
+    /// Accepted, unused
+    #[arg(long, value_name = "SIGSTORE_CACHE_DIR")]
+    sigstore_cache_dir: Option<String>,
+    /// Accepted, unused
+    #[arg(long, value_name = "LOG_LEVEL")]
+    log_level: Option<String>,
+    /// Accepted, unused
+    #[arg(long, value_name = "LOG_FMT")]
+    log_fmt: Option<String>,
+    /// Accepted, unused
+    #[arg(long)]
+    log_no_color: bool,
+}
 
 /// Parses the arguments (without the program name).
 pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> {
-    let mut addr = "0.0.0.0".to_string();
-    let mut port = "3000".to_string();
-    let mut readiness_probe_port = "8081".to_string();
-    let mut policies = PathBuf::from("policies.yml");
-    let (mut cert, mut key) = (None, None);
-    let mut workers = None;
-    let mut policy_timeout = "2".to_string();
-    let mut disable_timeout_protection = false;
-    let mut ignore_kubernetes_connection_failure = false;
-    let mut always_accept_namespace = None;
-
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // `--flag=value` as clap accepts it.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
-            _ => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline.clone().or_else(|| args.next()).ok_or_else(|| {
-                format!("error: a value is required for '{flag}' but none was supplied")
-            })
-        };
-        match flag.as_str() {
-            "--addr" => addr = value()?,
-            "--port" => port = value()?,
-            "--readiness-probe-port" => readiness_probe_port = value()?,
-            "--policies" => policies = value()?.into(),
-            "--cert-file" => cert = Some(PathBuf::from(value()?)),
-            "--key-file" => key = Some(PathBuf::from(value()?)),
-            "--workers" => workers = Some(value()?),
-            "--policy-timeout" => policy_timeout = value()?,
-            "--always-accept-admission-reviews-on-namespace" => {
-                always_accept_namespace = Some(value()?)
-            }
-            "--policies-download-dir" | "--sigstore-cache-dir" | "--log-level" | "--log-fmt" => {
-                value()?;
-            }
-            "--disable-timeout-protection"
-            | "--ignore-kubernetes-connection-failure"
-            | "--log-no-color"
-                if inline.is_some() =>
-            {
-                return Err(format!("error: unexpected value for '{flag}'"));
-            }
-            "--disable-timeout-protection" => disable_timeout_protection = true,
-            "--ignore-kubernetes-connection-failure" => ignore_kubernetes_connection_failure = true,
-            "--log-no-color" => {}
-            "-h" | "--help" => return Ok(Command::Print(USAGE.to_string())),
-            "-V" | "--version" => {
-                return Ok(Command::Print(format!(
-                    "kop-serve {}\n",
-                    env!("CARGO_PKG_VERSION")
-                )));
-            }
-            _ => {
-                return Err(format!(
-                    "error: unexpected argument '{arg}' found\n\nUsage: kop-serve [OPTIONS]\n\nFor more information, try '--help'."
-                ));
-            }
-        }
-    }
-
-    let tls = match (cert, key) {
+    let flags = match Flags::try_parse_from(std::iter::once("kop-serve".to_string()).chain(args)) {
+        Ok(flags) => flags,
+        Err(e) if !e.use_stderr() => return Ok(Command::Print(e.to_string())),
+        Err(e) => return Err(e.to_string().trim_end().to_string()),
+    };
+    // config.rs: the pair, then the workers, then the timeout.
+    let tls = match (flags.cert_file, flags.key_file) {
         (Some(c), Some(k)) => Some((c, k)),
         (None, None) => None,
         _ => return Err("both certificate and key must be provided together".to_string()),
     };
-    let workers = match workers {
+    let workers = match flags.workers {
         Some(w) => w
             .parse::<usize>()
             .ok()
@@ -143,25 +148,26 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Command, String> 
             .ok_or_else(|| format!("error parsing the number of workers: {w:?}"))?,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let policy_timeout = if disable_timeout_protection {
+    let policy_timeout = if flags.disable_timeout_protection {
         None
     } else {
         Some(
-            policy_timeout
+            flags
+                .policy_timeout
                 .parse::<u64>()
-                .map_err(|e| format!("invalid --policy-timeout {policy_timeout:?}: {e}"))?,
+                .map_err(|e| format!("invalid --policy-timeout {:?}: {e}", flags.policy_timeout))?,
         )
     };
     Ok(Command::Run(Options {
-        addr,
-        port,
-        readiness_probe_port,
-        policies,
+        addr: flags.address,
+        port: flags.port,
+        readiness_probe_port: flags.readiness_probe_port,
+        policies: flags.policies,
         tls,
         workers,
         policy_timeout,
-        ignore_kubernetes_connection_failure,
-        always_accept_namespace,
+        ignore_kubernetes_connection_failure: flags.ignore_kubernetes_connection_failure,
+        always_accept_namespace: flags.always_accept_admission_reviews_on_namespace,
     }))
 }
 

@@ -98,11 +98,15 @@ fn run(options: &cli::Options) -> Result<(), String> {
         .map_err(|e| format!("error parsing arguments: {e}"))?;
     let entries = policies::load(&options.policies)?;
 
+    // main.rs: the crypto provider before any client (policy-server's is
+    // aws-lc-rs, kop-serve's ring).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     // lib.rs `PolicyServer::new_from_config`: the kubeconfig first.
-    let lookups = match kube::ApiClient::from_environment() {
-        Ok(api) => {
-            eprintln!("kop-serve: Kubernetes API server {}", api.server());
-            Some(Arc::new(lookups::Lookups::new(api)))
+    let runtime = kube::runtime()?;
+    let lookups = match kube::connect(&runtime) {
+        Ok((client, url)) => {
+            eprintln!("kop-serve: Kubernetes API server {url}");
+            Some(Arc::new(lookups::Lookups::new(runtime.clone(), client)))
         }
         Err(e) => {
             eprintln!("Cannot connect to Kubernetes cluster: {e}");

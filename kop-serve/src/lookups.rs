@@ -28,14 +28,16 @@
 //!   calls `get_resource` itself (callback_handler.rs:263-291): it neither
 //!   reads nor writes the cache.
 
-use crate::kube::{ApiClient, HostError};
+use crate::kube::HostError;
 use crate::watch::{WatchCache, Watched};
 use fakehost::answers;
 use fakehost::requests::{GetResourceRequest, ListRequest};
+use kube::api::{Api, ApiResource, DynamicObject};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
 
 /// How long past the evaluation's deadline a list whose cache cannot fill
 /// is waited for: longer than any webhook timeout (30 s at most), so that,
@@ -45,29 +47,10 @@ const NEVER_ANSWERED: Duration = Duration::from_secs(60);
 /// A kind as discovery describes it (policy-evaluator's `KubeResource`).
 #[derive(Clone, Debug)]
 pub struct Resource {
-    /// `""` for the core group.
-    pub group: String,
-    /// `v1`
-    pub version: String,
-    /// `ips`
-    pub plural: String,
+    /// Group, version, kind and plural.
+    pub api: ApiResource,
     /// Namespaced or cluster-scoped.
     pub namespaced: bool,
-}
-
-impl Resource {
-    /// The collection's path, in a namespace or across all.
-    pub fn path(&self, namespace: Option<&str>) -> String {
-        let prefix = if self.group.is_empty() {
-            format!("/api/{}", self.version)
-        } else {
-            format!("/apis/{}/{}", self.group, self.version)
-        };
-        match namespace {
-            Some(ns) => format!("{prefix}/namespaces/{ns}/{}", self.plural),
-            None => format!("{prefix}/{}", self.plural),
-        }
-    }
 }
 
 /// Why a list has no answer.
@@ -79,9 +62,10 @@ pub enum ListFailure {
     TimedOut,
 }
 
-/// The lookups of every policy, sharing one API client and its caches.
+/// The lookups of every policy, sharing one client and its caches.
 pub struct Lookups {
-    api: Arc<ApiClient>,
+    runtime: Arc<Runtime>,
+    client: kube::Client,
     resources: RwLock<HashMap<(String, String), Resource>>,
     /// `get_resource`'s cache: every key once fetched, with when (see above).
     gets: Mutex<HashMap<String, (Instant, Value)>>,
@@ -94,10 +78,11 @@ pub struct Lookups {
 const GET_CACHE_TTL: Duration = Duration::from_secs(5);
 
 impl Lookups {
-    /// Lookups through this client.
-    pub fn new(api: ApiClient) -> Self {
+    /// Lookups through this client, whose tasks run on `runtime`.
+    pub fn new(runtime: Arc<Runtime>, client: kube::Client) -> Self {
         Lookups {
-            api: Arc::new(api),
+            runtime,
+            client,
             resources: RwLock::new(HashMap::new()),
             gets: Mutex::new(HashMap::new()),
             get_ttl: GET_CACHE_TTL,
@@ -105,8 +90,9 @@ impl Lookups {
         }
     }
 
-    /// `Client::build_kube_resource`: `/api/v1` or `/apis/<apiVersion>`, the
-    /// first resource of that kind; kept once found.
+    /// `Client::build_kube_resource`: `list_core_api_resources` or
+    /// `list_api_group_resources`, the first resource of that kind; kept
+    /// once found.
     pub fn resource(&self, api_version: &str, kind: &str) -> Result<Resource, HostError> {
         let key = (api_version.to_string(), kind.to_string());
         if let Some(r) = self
@@ -118,27 +104,22 @@ impl Lookups {
             return Ok(r);
         }
         let list = if api_version == "v1" {
-            self.api
-                .get_json("/api/v1")
-                .map_err(|e| e.to_host_error())?
+            self.runtime
+                .block_on(self.client.list_core_api_resources(api_version))
+                .map_err(|e| HostError::chain(&e))?
         } else {
-            self.api
-                .get_json(&format!("/apis/{api_version}"))
+            self.runtime
+                .block_on(self.client.list_api_group_resources(api_version))
                 .map_err(|e| {
                     HostError::plain(format!(
-                        "error finding resource {api_version} / {kind}: {}",
-                        e.display()
+                        "error finding resource {api_version} / {kind}: {e}"
                     ))
                 })?
         };
-        let Some(resources) = list.get("resources").and_then(Value::as_array) else {
-            return Err(HostError::plain(
-                "Error deserializing response: missing field `resources`",
-            ));
-        };
-        let found = resources
-            .iter()
-            .find(|r| r.get("kind").and_then(Value::as_str) == Some(kind))
+        let found = list
+            .resources
+            .into_iter()
+            .find(|r| r.kind == kind)
             .ok_or_else(|| HostError::plain(answers::unknown_kind(api_version, kind)))?;
         let (group, version) = if api_version == "v1" {
             ("", "v1")
@@ -150,17 +131,14 @@ impl Lookups {
             })?
         };
         let resource = Resource {
-            group: group.to_string(),
-            version: version.to_string(),
-            plural: found
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            namespaced: found
-                .get("namespaced")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            api: ApiResource {
+                group: group.to_string(),
+                version: version.to_string(),
+                api_version: api_version.to_string(),
+                kind: kind.to_string(),
+                plural: found.name,
+            },
+            namespaced: found.namespaced,
         };
         if let Ok(mut known) = self.resources.write() {
             known.insert(key, resource.clone());
@@ -210,37 +188,29 @@ impl Lookups {
     /// `Client::get_resource`: kube-rs' `get_opt`, a 404 being "absent".
     fn fetch(&self, req: &GetResourceRequest) -> Result<Value, HostError> {
         let resource = self.resource(&req.api_version, &req.kind)?;
-        let namespace = if resource.namespaced {
-            Some(req.namespace.as_deref().ok_or_else(|| {
+        let client = self.client.clone();
+        let api = if resource.namespaced {
+            let namespace = req.namespace.as_deref().ok_or_else(|| {
                 HostError::plain(format!(
                     "Resource {}/{} is namespaced, but no namespace was provided",
                     req.api_version, req.kind
                 ))
-            })?)
+            })?;
+            Api::<DynamicObject>::namespaced_with(client, namespace, &resource.api)
         } else {
-            None
+            Api::<DynamicObject>::all_with(client, &resource.api)
         };
-        // The http crate refuses such a URI before anything is sent.
-        if req
-            .name
-            .bytes()
-            .any(|b| !(0x21..0x7f).contains(&b) || b"\"<>\\^`{|}".contains(&b))
-        {
-            return Err(HostError {
-                message: "HttpError: invalid uri character".to_string(),
-                cause: Some("invalid uri character".to_string()),
-            });
-        }
-        let path = format!("{}/{}", resource.path(namespace), req.name);
-        match self.api.get_json(&path) {
-            Ok(object) => Ok(object),
-            Err(e) if e.is_not_found() => Err(HostError::plain(answers::not_found(
+        match self.runtime.block_on(api.get_opt(&req.name)) {
+            Ok(Some(object)) => {
+                serde_json::to_value(object).map_err(|e| HostError::plain(e.to_string()))
+            }
+            Ok(None) => Err(HostError::plain(answers::not_found(
                 &req.api_version,
                 &req.kind,
                 &req.name,
                 req.namespace.as_deref(),
             ))),
-            Err(e) => Err(e.to_host_error()),
+            Err(e) => Err(HostError::chain(&e)),
         }
     }
 
@@ -260,7 +230,6 @@ impl Lookups {
             field_selector,
             field_masks,
         } = req;
-        let namespace = namespace.as_deref();
         let resource = self
             .resource(api_version, kind)
             .map_err(ListFailure::Failed)?;
@@ -271,7 +240,8 @@ impl Lookups {
         }
         // `Reflector::compute_id`
         let id = format!(
-            "{api_version}|{kind}|{namespace:?}|{label_selector:?}|{field_selector:?}|{field_masks:?}"
+            "{api_version}|{kind}|{:?}|{label_selector:?}|{field_selector:?}|{field_masks:?}",
+            namespace.as_deref()
         );
         // client.rs `get_reflector_reader`: a cache is kept once it has
         // filled; until then every list that needs it starts another one
@@ -280,21 +250,21 @@ impl Lookups {
         let cache = match filled {
             Some(cache) => cache,
             None => {
-                eprintln!("kop-serve: creating new watch cache {id}");
+                eprintln!("kop-serve: creating new reflector {id}");
                 let caches = self.caches.clone();
-                let key = id.clone();
                 WatchCache::start(
-                    self.api.clone(),
+                    &self.runtime,
+                    self.client.clone(),
                     Watched {
-                        path: resource.path(namespace),
+                        resource: resource.api,
+                        namespace: namespace.clone(),
                         label_selector: label_selector.clone(),
                         field_selector: field_selector.clone(),
                         field_masks: field_masks.clone(),
-                        id,
                     },
                     Box::new(move |cache| {
                         if let Ok(mut caches) = caches.lock() {
-                            caches.insert(key, cache.clone());
+                            caches.insert(id, cache.clone());
                         }
                     }),
                 )
@@ -309,11 +279,8 @@ impl Lookups {
             return Err(ListFailure::TimedOut);
         }
         cache
-            .with_objects(|items| {
-                serde_json::to_vec(&answers::list_envelope(api_version, kind, items))
-            })
-            .and_then(Result::ok)
-            .ok_or_else(|| ListFailure::Failed(HostError::plain("watch cache poisoned")))
+            .list_answer(api_version, kind)
+            .map_err(|e| ListFailure::Failed(HostError::plain(e.to_string())))
     }
 }
 
@@ -368,6 +335,12 @@ mod tests {
         (url, seen)
     }
 
+    fn lookups_for(url: &str) -> Lookups {
+        let runtime = crate::kube::runtime().unwrap();
+        let client = crate::kube::client_for(&runtime, url).unwrap();
+        Lookups::new(runtime, client)
+    }
+
     fn get(
         name: &str,
         kind: &str,
@@ -417,7 +390,7 @@ mod tests {
             ),
             ("/apis/kubeovn.io/v1/ovn-eips/eip-a", 403, forbidden.clone()),
         ]);
-        let lookups = Lookups::new(ApiClient::with_token(&url, Some("t")).unwrap());
+        let lookups = lookups_for(&url);
 
         let missing = lookups
             .get(&get("pool-missing", "IPPool", "kubeovn.io/v1", None))
@@ -434,8 +407,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(denied.message, answers::api_error(&forbidden));
         assert_eq!(
-            denied.cause.as_deref(),
-            Some("ovn-eips.kubeovn.io \"eip-a\" is forbidden: no: Forbidden")
+            denied.causes,
+            ["ovn-eips.kubeovn.io \"eip-a\" is forbidden: no: Forbidden"]
         );
 
         let mut masked = get("nat", "ConfigMap", "v1", Some("kube-system"));
@@ -528,7 +501,7 @@ mod tests {
                 "message": "configmaps \"missing\" not found", "reason": "NotFound", "code": 404}),
             ),
         ]);
-        let mut lookups = Lookups::new(ApiClient::with_token(&url, Some("t")).unwrap());
+        let mut lookups = lookups_for(&url);
         lookups.get_ttl = Duration::from_millis(300);
         let asked = |name: &str| {
             let path = format!("/api/v1/namespaces/a/configmaps/{name}");
@@ -566,27 +539,5 @@ mod tests {
         assert_eq!(asked("one"), 3);
         assert_eq!(asked("two"), 1);
         assert_eq!(lookups.cached_gets(), 2);
-    }
-
-    #[test]
-    fn paths() {
-        let core = Resource {
-            group: String::new(),
-            version: "v1".into(),
-            plural: "services".into(),
-            namespaced: true,
-        };
-        assert_eq!(
-            core.path(Some("default")),
-            "/api/v1/namespaces/default/services"
-        );
-        assert_eq!(core.path(None), "/api/v1/services");
-        let crd = Resource {
-            group: "kubeovn.io".into(),
-            version: "v1".into(),
-            plural: "ips".into(),
-            namespaced: false,
-        };
-        assert_eq!(crd.path(None), "/apis/kubeovn.io/v1/ips");
     }
 }

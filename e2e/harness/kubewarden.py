@@ -297,8 +297,12 @@ def pod_ready(pod):
 
 
 def webhook_server_up(port, ca_pem):
-    """Whether the controller's webhook server completes a TLS handshake, its certificate signed by `ca_pem`."""
+    """Whether the controller's webhook server completes a TLS handshake, its certificate signed by `ca_pem`.
+    `ca_pem` is a trust anchor even when it is an intermediate (e2e-certs' cert-manager-issued CA),
+    as in the API server's Go verifier; OpenSSL needs PARTIAL_CHAIN for that (Python sets it by
+    default only from 3.13)."""
     ctx = ssl.create_default_context(cadata=ca_pem.decode())
+    ctx.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2) as raw:
             with ctx.wrap_socket(raw, server_hostname="127.0.0.1"):

@@ -30,8 +30,8 @@ pub struct Options {
     pub always_accept_namespace: Option<String>,
 }
 
-/// The outcome of parsing: run, or print this text and exit with this code
-/// (`--help` and `--version` 0, a usage error 2).
+/// The outcome of parsing: run, or print this text and exit 0 (a usage
+/// error is an `Err`, which `main` prints and exits 2 on).
 #[derive(Debug)]
 pub enum Command {
     /// Serve.

@@ -105,6 +105,7 @@ pub fn connect(runtime: &Runtime) -> Result<(kube::Client, String), String> {
 }
 
 /// A client for `url` with no credentials (the tests' API servers).
+#[cfg(test)]
 pub fn client_for(runtime: &Runtime, url: &str) -> Result<kube::Client, String> {
     let url = url.parse().map_err(|e| format!("{url}: {e}"))?;
     let _entered = runtime.enter();

@@ -39,7 +39,8 @@ use lifecycle::Allocating;
 use network::{Nic, OVN_PROVIDER, annotation, attachments, primary};
 use networks::{Entry, NadLoad, Selections};
 use owner::{
-    Claim, Subject, Workload, WorkloadKind, pod_owner_name, pod_workload, statefulset_pod,
+    Claim, Subject, Workload, WorkloadKind, is_vm_pod, pod_owner_name, pod_workload,
+    statefulset_pod,
 };
 use pools::is_address_pool;
 use std::collections::{BTreeMap, HashSet};
@@ -74,10 +75,12 @@ pub fn admit_pod(
     let controller = pod_workload(&meta.owner_references);
     let statefulset = statefulset_pod(name, &meta.owner_references);
     let owner_name = pod_owner_name(name, &meta.owner_references);
-    let vm = owner_name != name;
+    // `isVMPod` (pod.go:3023): by its ownerReferences, whatever the names.
+    let vm = is_vm_pod(&meta.owner_references);
     let selections = networks::read(&meta.annotations, namespace);
     let scope = if request.operation == Operation::Update {
-        let allocating = lifecycle::allocating(&pod, &selections, statefulset.is_some() || vm);
+        let owned = statefulset.is_some() || vm;
+        let allocating = lifecycle::allocating(&pod, &selections, owned, lifecycle::now());
         // An old object that does not decode: its selections count as changed.
         let old = request.old_object_if_any::<Pod>().ok().flatten();
         let reselected = old.is_none_or(|old| {
@@ -130,6 +133,11 @@ enum Scope {
 }
 
 impl Scope {
+    /// Whether the controller allocates any NIC after this decision.
+    fn allocates(&self) -> bool {
+        !matches!(self, Scope::Update(Allocating::Nothing))
+    }
+
     fn checks(&self, provider: &str) -> bool {
         match self {
             Scope::Create => true,
@@ -401,7 +409,10 @@ fn validate_nics(
             check.reserved(nic, nic.logical_switch.as_deref())?;
         }
     }
-    if primary.is_some() {
+    // Every NIC the controller allocates takes the Vip (`acquireAddress`
+    // → `podReuseVip`, pod.go:2494-2507, per NIC): checked whenever this
+    // decision allocates any NIC, an attachment alone included.
+    if scope.allocates() {
         vip::check_vip(claim, cluster)?;
     }
     if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {

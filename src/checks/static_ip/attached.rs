@@ -12,7 +12,7 @@
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::landing;
 use crate::checks::static_ip::network::{Nic, annotation, provider_key};
-use crate::checks::static_ip::networks::{Entry, NadKind, nad_kind};
+use crate::checks::static_ip::networks::{Entry, NadKind, joined_ips, nad_kind};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
 use std::borrow::Cow;
@@ -83,7 +83,7 @@ impl Providers {
 /// controller reads: its `ips`, the per-interface key, or an annotation of
 /// a provider it may have.
 pub fn has_static_address(annotations: &BTreeMap<String, String>, entry: &Entry) -> bool {
-    !entry.ips.is_empty()
+    !joined_ips(entry).is_empty()
         || entry
             .per_interface_key()
             .is_some_and(|key| !annotation(annotations, &key).is_empty())
@@ -202,9 +202,13 @@ fn nic_of<'a>(
         .per_interface_key()
         .map(|key| annotation(annotations, &key))
         .filter(|v| !v.is_empty());
+    // `"ips": [""]` or `[null]` joins to nothing, and the controller reads
+    // the provider's `ip_address` then (pod.go:1617 writes only a non-empty
+    // join).
+    let joined = joined_ips(entry);
     let ip_address = match per_interface {
         Some(value) => Cow::Borrowed(value),
-        None if !entry.ips.is_empty() => Cow::Owned(entry.ips.join(",")),
+        None if !joined.is_empty() => Cow::Owned(joined),
         None => Cow::Borrowed(annotation(
             annotations,
             &provider_key(&provider, "ip_address"),

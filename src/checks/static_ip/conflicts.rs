@@ -5,7 +5,9 @@
 //! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::Nic;
+use crate::checks::static_ip::landing::named_pool;
+use crate::checks::static_ip::MIGRATION_JOB;
+use crate::checks::static_ip::network::{Nic, annotation};
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_pool_name};
 use crate::checks::static_ip::status::{Record, Use};
@@ -141,7 +143,7 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// settle them, or `None` where they leave one to the subnet's IP objects
     /// (a failed lookup here too: the IP objects then decide, as without I15).
     fn settled(&self, nic: &Nic<'_>, subnet: &str, addresses: &[Option<IpAddr>]) -> Option<Index> {
-        if !self.use_record {
+        if !self.use_record || self.conflict_check_off(nic) {
             return None;
         }
         let record = self.record(subnet)?;
@@ -167,6 +169,16 @@ impl<'r, 'c> Checker<'r, 'c> {
             index.insert(address, vec![own.clone()]);
         }
         Some(index)
+    }
+
+    /// Whether the controller allocates this NIC with its IPAM's conflict
+    /// check off: an attachment of a pod whose `kubevirt.io/migrationJobName`
+    /// is not empty (`AllowLiveMigration`, pod.go:2241, then `!podNet.
+    /// AllowLiveMigration` at :2605, :2640, :2722). Then a second holder is
+    /// not refused by the IPAM, so the record alone never settles it (I15).
+    fn conflict_check_off(&self, nic: &Nic<'_>) -> bool {
+        nic.provider.is_some()
+            && !annotation(self.claim.annotations, MIGRATION_JOB).is_empty()
     }
 
     /// The pod's own IP object for this NIC, when it is in `subnet`:
@@ -326,12 +338,14 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// a pool named is then checked.
     pub fn reserved(&self, nic: &Nic<'_>, subnet: Option<&str>) -> Result<(), Denial> {
         if is_pool_name(nic.ip_pool) {
-            if let Some(pool) = self.cluster.ippool(nic.ip_pool)?
+            // The name as the controller reads it, `strings.TrimSpace`d
+            // (`getPodDefaultSubnet`, pod.go:1987): `" pool-b "` is pool-b.
+            if let Some(name) = named_pool(nic.ip_pool)
+                && let Some(pool) = self.cluster.ippool(name)?
                 && self.foreign(&pool)
             {
                 return Err(Denial::forbidden(format!(
-                    "ippool {} is reserved for namespaces {}",
-                    nic.ip_pool,
+                    "ippool {name} is reserved for namespaces {}",
                     pool.spec.namespaces.join(",")
                 )));
             }

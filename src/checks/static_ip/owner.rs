@@ -131,8 +131,19 @@ fn is_template_hash(s: &str) -> bool {
 pub fn pod_owner_name<'a>(pod_name: &'a str, owners: &'a [OwnerReference]) -> &'a str {
     owners
         .iter()
-        .find(|o| o.kind == "VirtualMachineInstance" && o.api_version.starts_with("kubevirt.io/"))
+        .find(|o| is_vmi(o))
         .map_or(pod_name, |o| o.name.as_str())
+}
+
+/// `isVMPod` (`pkg/controller/pod.go:3023`): a KubeVirt launcher pod, one
+/// with an ownerReference of kind `VirtualMachineInstance` in `kubevirt.io`
+/// (controller or not), even where the VM is named as the pod is.
+pub fn is_vm_pod(owners: &[OwnerReference]) -> bool {
+    owners.iter().any(is_vmi)
+}
+
+fn is_vmi(owner: &OwnerReference) -> bool {
+    owner.kind == "VirtualMachineInstance" && owner.api_version.starts_with("kubevirt.io/")
 }
 
 /// The workload that controls a pod, from its controller ownerReference. A

@@ -16,6 +16,9 @@ pub struct ObjectMeta {
     /// Set once the pod is being deleted (any value; `null` is unset, as
     /// Go's `*metav1.Time` reads it).
     pub deletion_timestamp: Option<serde_json::Value>,
+    /// The grace period of a deletion, in seconds (`isPodAlive` adds it to
+    /// `deletionTimestamp`); `None` when unset.
+    pub deletion_grace_period_seconds: Option<i64>,
 }
 
 /// An `ownerReferences` entry.

@@ -26,7 +26,8 @@ package controller
 //     IP object's name), every Vip under its own name;
 //   - the OVN NB/SB clients mocked permissively (every method, any arguments, any number of
 //     times, zero values: success); KubeVirt's client answers that the VMI exists and is alive;
-//     configuration as kube-ovn-controller's defaults where they matter (keep-vm-ip on);
+//     configuration as kube-ovn-controller's defaults where they matter (keep-vm-ip on); the
+//     StatefulSet a pod's owner reference names exists (10 replicas);
 //   - the real enqueueAddPod(pod) (CREATE) or enqueueUpdatePod(old, new) (UPDATE); when the pod's
 //     key lands in addOrUpdatePodQueue, the real handleAddOrUpdatePod(key). Panics are recovered.
 //
@@ -76,6 +77,7 @@ import (
 	nadv1 "github.com/k8snetworkplumbingwg/network-attachment-definition-client/pkg/apis/k8s.cni.cncf.io/v1"
 	"github.com/puzpuzpuz/xsync/v4"
 	"go.uber.org/mock/gomock"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	k8serrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -435,6 +437,16 @@ func kopRun(t *testing.T, c *kopCase, k *kopCluster, pod, old *corev1.Pod) (out 
 			q.ShutDown()
 		}
 	}()
+	// The StatefulSet a pod's owner reference names exists (10 replicas), so the controller keeps
+	// the pod instead of taking it for a scaled-down or deleted set's.
+	for _, o := range pod.OwnerReferences {
+		if o.Kind == "StatefulSet" && strings.HasPrefix(o.APIVersion, "apps/") {
+			replicas := int32(10)
+			sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: o.Name, Namespace: pod.Namespace, UID: o.UID},
+				Spec: appsv1.StatefulSetSpec{Replicas: &replicas}}
+			_, _ = ctrl.config.KubeClient.AppsV1().StatefulSets(pod.Namespace).Create(context.Background(), sts, metav1.CreateOptions{})
+		}
+	}
 	ctrl.config.EnableKeepVMIP = true
 	ctrl.config.PodNicType = "veth-pair"
 	ctrl.config.KubevirtClient = kopKubevirt(gomock.NewController(t))

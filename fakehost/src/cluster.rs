@@ -128,6 +128,15 @@ impl ClusterState {
     }
 
     /// Adds one object under its own `apiVersion` and `kind`.
+    /// The same objects, listed in the reverse order: a check whose answer
+    /// must not depend on the order the policy-server lists them in runs
+    /// on both.
+    pub fn reversed(&self) -> ClusterState {
+        let mut state = self.clone();
+        state.objects.reverse();
+        state
+    }
+
     pub fn insert(&mut self, object: Value) -> Result<(), BoxError> {
         let api_version = str_at(&object, &["apiVersion"]);
         let kind = str_at(&object, &["kind"]);

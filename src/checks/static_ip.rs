@@ -375,19 +375,23 @@ fn validate_nics(
             .into_iter()
             .filter(|nic| scope.checks(nic.provider_name()))
             .collect();
-    let primary = scope.checks(OVN_PROVIDER).then_some(primary);
-    let nics: Vec<&Nic<'_>> = primary.iter().chain(&attached).collect();
-    let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
-    let primary_subnet = match &primary {
+    let mut primary = scope.checks(OVN_PROVIDER).then_some(primary);
+    let primary_subnet = match &mut primary {
         Some(p) if !p.ip_address.is_empty() || is_address_pool(p.ip_pool) => {
-            let candidates = landing::candidates(claim, p, cluster)?;
+            p.tries = landing::primary_tries(claim, p, cluster)?;
             Some(landing::landing(
-                &candidates,
+                &landing::candidates(&p.tries),
                 &landing::lands_by(p),
                 cluster,
             )?)
         }
         _ => None, // nothing of the primary NIC is looked up
+    };
+    let nics: Vec<&Nic<'_>> = primary.iter().chain(&attached).collect();
+    let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
+    // I5, per address: the other subnets each NIC's addresses may land in.
+    let elsewhere = |nic: &Nic<'_>, own: Option<&str>| {
+        landing::elsewhere(&nic.tries, own, &check.given(nic), cluster)
     };
     if let Some(p) = primary.as_ref().filter(|_| matches!(scope, Scope::Create)) {
         match &primary_subnet {
@@ -397,16 +401,27 @@ fn validate_nics(
     }
     for nic in &attached {
         match &nic.logical_switch {
-            Some(subnet) => check.nic(nic, subnet)?,
+            Some(subnet) => {
+                check.nic(nic, subnet)?;
+                for (other, addresses) in elsewhere(nic, Some(subnet))? {
+                    check.unchecked_in(nic, &other, &addresses)?;
+                }
+            }
             None => check.pool_ordinal(nic)?,
         }
     }
     if settings.check_ippool_namespaces() {
         if let Some(p) = &primary {
             check.reserved(p, primary_subnet.as_deref())?;
+            for (other, addresses) in elsewhere(p, primary_subnet.as_deref())? {
+                check.reserved_in(&other, &addresses)?;
+            }
         }
         for nic in &attached {
             check.reserved(nic, nic.logical_switch.as_deref())?;
+            for (other, addresses) in elsewhere(nic, nic.logical_switch.as_deref())? {
+                check.reserved_in(&other, &addresses)?;
+            }
         }
     }
     // Every NIC the controller allocates takes the Vip (`acquireAddress`

@@ -156,6 +156,15 @@ impl FakeHost {
         }
     }
 
+    /// The same objects listed in the reverse order, nothing called yet.
+    pub fn reversed(&self) -> Self {
+        FakeHost {
+            state: self.state.reversed(),
+            fail: self.fail.clone(),
+            calls: RefCell::default(),
+        }
+    }
+
     /// Every call fails with `text`, as the host's error.
     pub fn failing(text: &str) -> Self {
         FakeHost {

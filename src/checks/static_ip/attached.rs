@@ -11,7 +11,7 @@
 
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::landing;
-use crate::checks::static_ip::network::{Nic, annotation, provider_key};
+use crate::checks::static_ip::network::{Nic, Tries, annotation, provider_key};
 use crate::checks::static_ip::networks::{Entry, NadKind, joined_ips, nad_kind};
 use crate::k8s::cluster::Cluster;
 use crate::k8s::objects::Subnet;
@@ -149,6 +149,12 @@ fn selection_nics<'a>(
             if candidates.len() > 1 || namespace.is_some() {
                 let landed = landing::attachment_landing(&candidates, &nic, namespace, cluster)?;
                 nic.logical_switch = Some(Cow::Owned(landed));
+                // Each address in every subnet it may land in (I5).
+                nic.tries = Tries {
+                    listed: landing::attachment_listed(namespace, cluster)?,
+                    pinned: candidates,
+                    any_listed_first: false,
+                };
             }
             nics.push(nic);
         }

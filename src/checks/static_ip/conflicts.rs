@@ -356,19 +356,17 @@ impl<'r, 'c> Checker<'r, 'c> {
         let Some(subnet) = subnet else {
             return Ok(());
         };
-        let pool = nic.address_pool().filter(|_| !is_pool_name(nic.ip_pool));
-        let addresses: Vec<IpAddr> = nic
-            .items()
-            .iter()
-            .chain(pool.iter().flat_map(|p| &p.items))
-            .flatten()
-            .copied()
-            .collect();
+        self.reserved_in(subnet, &self.given(nic))
+    }
+
+    /// I19 in one subnet: no address of `addresses` that may land in it lies
+    /// in an IPPool reserved there for other namespaces.
+    pub fn reserved_in(&self, subnet: &str, addresses: &[IpAddr]) -> Result<(), Denial> {
         if addresses.is_empty() {
             return Ok(());
         }
         let reserving = self.reserving(subnet)?;
-        for address in addresses {
+        for &address in addresses {
             if let Some((pool, _)) = reserving
                 .iter()
                 .find(|(_, ranges)| ranges.contains(Addr::from_ip(address)))
@@ -379,6 +377,86 @@ impl<'r, 'c> Checker<'r, 'c> {
                     pool.metadata.name,
                     pool.spec.namespaces.join(",")
                 )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The addresses the controller may give a NIC
+    /// (`acquireStaticAddressHelper`, pod.go:2633-2752): its `ip_address`
+    /// when it has one (its pool is then never read); else, from a pool of
+    /// addresses, a StatefulSet pod's ordinal group alone, anyone else's
+    /// every group, as the controller parses them.
+    pub fn given(&self, nic: &Nic<'_>) -> Vec<IpAddr> {
+        if !nic.ip_address.is_empty() {
+            return nic.items().iter().flatten().copied().collect();
+        }
+        let Some(pool) = nic.address_pool().filter(|_| !is_pool_name(nic.ip_pool)) else {
+            return Vec::new();
+        };
+        match &self.claim.subject {
+            Subject::Pod {
+                statefulset: Some(sts),
+                ..
+            } => usize::try_from(sts.ordinal)
+                .ok()
+                .and_then(|i| pool.group(i))
+                .unwrap_or_default()
+                .iter()
+                .flatten()
+                .copied()
+                .collect(),
+            _ => pool.groups().flatten().flatten().copied().collect(),
+        }
+    }
+
+    /// The addresses the controller may give a NIC with its conflict check
+    /// off ([`Self::conflict_check_off`]): its `ip_address`, or a
+    /// StatefulSet pod's ordinal group; never another pool entry, which it
+    /// skips when another pod holds it whatever the check
+    /// (`IsIPAssignedToOtherPod`, pod.go:2716).
+    fn given_unchecked(&self, nic: &Nic<'_>) -> Vec<IpAddr> {
+        let statefulset = matches!(
+            self.claim.subject,
+            Subject::Pod {
+                statefulset: Some(_),
+                ..
+            }
+        );
+        if !self.conflict_check_off(nic) || (nic.ip_address.is_empty() && !statefulset) {
+            return Vec::new();
+        }
+        self.given(nic)
+    }
+
+    /// I5 with the migration key: in each Subnet of its provider that an
+    /// address may land in besides the one [`Self::nic`] checked, the
+    /// controller's IPAM gives it with its conflict check off (only the
+    /// provider's Subnet, `podNet`, allows live migration; the namespace's
+    /// do not, pod.go:3150), so a holder there would get a second one.
+    pub fn unchecked_in(
+        &self,
+        nic: &Nic<'_>,
+        subnet: &str,
+        addresses: &[IpAddr],
+    ) -> Result<(), Denial> {
+        if !nic.tries.pinned.iter().any(|s| s == subnet) {
+            return Ok(());
+        }
+        let given = self.given_unchecked(nic);
+        let addresses: Vec<IpAddr> = addresses
+            .iter()
+            .filter(|a| given.contains(a))
+            .copied()
+            .collect();
+        if addresses.is_empty() {
+            return Ok(());
+        }
+        let index = self.index(subnet)?;
+        for address in &addresses {
+            let holders = index.get(address).map_or(&[][..], Vec::as_slice);
+            if let Some(other) = holders.iter().find(|ip| self.holder(ip) == Holder::Other) {
+                return Err(conflict(address, other));
             }
         }
         Ok(())

@@ -12,7 +12,7 @@
 //! provider's Subnets, then the namespace's list ([`attachment_landing`]).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, annotation};
+use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, Tries, annotation};
 use crate::checks::static_ip::owner::Claim;
 use crate::k8s::cluster::Cluster;
 use crate::k8s::names::sort_by_name;
@@ -22,29 +22,16 @@ use std::net::IpAddr;
 /// The subnet a pod lands in when nothing else names one.
 pub const DEFAULT_SUBNET: &str = "ovn-default";
 
-/// The subnets the controller tries for the primary NIC, the one it starts
-/// with first and no name twice.
-pub fn candidates(
-    claim: &Claim<'_>,
-    nic: &Nic<'_>,
-    cluster: &dyn Cluster,
-) -> Result<Vec<String>, Denial> {
-    if let Some(subnet) = &nic.logical_switch {
-        // `nsNets` is this subnet alone (pod.go:2532).
-        return Ok(vec![subnet.to_string()]);
-    }
-    let mut names: Vec<String> = Vec::new();
-    if let Some(pool) = named_pool(nic.ip_pool)
-        && let Some(found) = cluster.ippool(pool)?
-    {
-        names.push(found.spec.subnet);
-    }
-    for subnet in namespace_subnets(claim, cluster)? {
-        if !names.contains(&subnet) {
-            names.push(subnet);
+/// The subnets the controller tries for the primary NIC, in order, no name
+/// twice: its pinned one, then the namespace's.
+pub fn candidates(tries: &Tries) -> Vec<String> {
+    let mut names = tries.pinned.clone();
+    for subnet in &tries.listed {
+        if !names.contains(subnet) {
+            names.push(subnet.clone());
         }
     }
-    Ok(names)
+    names
 }
 
 /// The subnet a NIC whose addresses are `addresses` lands in: the first
@@ -80,6 +67,104 @@ pub fn lands_by(nic: &Nic<'_>) -> Vec<IpAddr> {
         .copied()
         .take(1)
         .collect()
+}
+
+/// Every subnet that may receive `address` ([`Tries`]): each pinned one
+/// whose CIDR holds it, and the first listed one that holds it (each listed
+/// one, where any may come first), unless every pinned subnet holds it.
+pub fn receiving(tries: &Tries, address: IpAddr, cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
+    let mut found = Vec::new();
+    let mut every_pinned = !tries.pinned.is_empty();
+    for name in &tries.pinned {
+        if holds(name, address, cluster)? {
+            found.push(name.clone());
+        } else {
+            every_pinned = false;
+        }
+    }
+    if every_pinned {
+        return Ok(found);
+    }
+    for name in &tries.listed {
+        if !found.contains(name) && holds(name, address, cluster)? {
+            found.push(name.clone());
+            if !tries.any_listed_first {
+                break;
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The subnets other than `own` that `addresses` may land in, each with the
+/// addresses it may receive, in the order first found.
+pub fn elsewhere(
+    tries: &Tries,
+    own: Option<&str>,
+    addresses: &[IpAddr],
+    cluster: &dyn Cluster,
+) -> Result<Vec<(String, Vec<IpAddr>)>, Denial> {
+    let mut found: Vec<(String, Vec<IpAddr>)> = Vec::new();
+    for &address in addresses {
+        for subnet in receiving(tries, address, cluster)? {
+            if Some(subnet.as_str()) == own {
+                continue;
+            }
+            match found.iter_mut().find(|(name, _)| *name == subnet) {
+                Some((_, list)) => list.push(address),
+                None => found.push((subnet, vec![address])),
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Whether the Subnet `name` exists and its CIDR holds `address`.
+fn holds(name: &str, address: IpAddr, cluster: &dyn Cluster) -> Result<bool, Denial> {
+    Ok(cluster.subnet(name)?.is_some_and(|subnet| {
+        subnet
+            .spec
+            .cidr_block
+            .split(',')
+            .filter_map(parse_cidr)
+            .any(|block| block.net.contains(&address))
+    }))
+}
+
+/// The primary NIC's [`Tries`]: its `logical_switch` alone; else the subnet
+/// of the IPPool its `ip_pool` names, then the namespace's subnets.
+pub fn primary_tries(claim: &Claim<'_>, nic: &Nic<'_>, cluster: &dyn Cluster) -> Result<Tries, Denial> {
+    if let Some(subnet) = &nic.logical_switch {
+        return Ok(Tries {
+            pinned: vec![subnet.to_string()],
+            ..Tries::default()
+        });
+    }
+    let mut pinned = Vec::new();
+    if let Some(pool) = named_pool(nic.ip_pool)
+        && let Some(found) = cluster.ippool(pool)?
+    {
+        pinned.push(found.spec.subnet);
+    }
+    let listed = namespace_subnets(claim, cluster)?;
+    Ok(Tries {
+        any_listed_first: pinned.is_empty(),
+        pinned,
+        listed,
+    })
+}
+
+/// The namespace's `logical_switch` list as an attachment NIC with no
+/// `logical_switch` tries it after its provider's Subnet; none when it names
+/// one (`nsNets` is then that subnet alone, pod.go:2532).
+pub fn attachment_listed(namespace: Option<&str>, cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
+    Ok(match namespace {
+        Some(namespace) => cluster
+            .namespace(namespace)?
+            .map(|ns| listed_subnets(&ns.metadata.annotations))
+            .unwrap_or_default(),
+        None => Vec::new(),
+    })
 }
 
 /// The subnet an attachment NIC with no `logical_switch` lands in

@@ -55,6 +55,29 @@ pub struct Nic<'a> {
     /// `ip_address` and `ip_pool` as parsed, once per evaluation whatever
     /// the number of checks that read them (docs/lookups.md).
     pub parsed: Parsed,
+    /// Where the controller may try its addresses besides `logical_switch`
+    /// (I5, per address): filled where the NIC was found by a lookup.
+    pub tries: Tries,
+}
+
+/// Where the controller may try a NIC's addresses (I5, per address): one of
+/// `pinned` first (a `logical_switch`, an IPPool's subnet, a provider's
+/// Subnets, which `subnetsLister.List` gives in no fixed order), then the
+/// namespace's `listed` subnets in order (`getNsAvailableSubnets`,
+/// `pkg/controller/pod.go:3124`), each address landing in the first that
+/// accepts it (`acquireStaticAddressHelper`, pod.go:2649-2656, 2706-2707,
+/// 2737-2742). Read by `landing::receiving`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tries {
+    pub pinned: Vec<String>,
+    pub listed: Vec<String>,
+    /// The primary NIC's default is the first listed subnet that
+    /// `getPodDefaultSubnet` does not skip (pod.go:2033-2050): one whose
+    /// status shows no free address is passed over, and that status moves
+    /// between admission and allocation, so any listed subnet may come
+    /// first. Otherwise only the first listed one that holds an address
+    /// receives it.
+    pub any_listed_first: bool,
 }
 
 /// A NIC's values, parsed on first use.
@@ -78,6 +101,7 @@ impl<'a> Nic<'a> {
             ip_pool,
             logical_switch,
             parsed: Parsed::default(),
+            tries: Tries::default(),
         }
     }
 }

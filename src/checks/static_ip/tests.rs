@@ -1644,3 +1644,130 @@ fn an_ip_pool_names_a_pool_as_the_controller_reads_it_i5(
 ) {
     assert_eq!(landing::named_pool(value), want);
 }
+
+/// I5 per address (CONTRACT, revised 2026-12-07): two Subnets of the
+/// attachment's provider with overlapping CIDRs in different Vpcs, `net-a`
+/// and `net-b`; the namespace lists `ovn-default` then `spill`, which
+/// overlaps `ovn-default`. `team-b` reserves 172.17.0.9 in `net-b` and
+/// 10.16.0.9 in `spill`; another pod of `team-b` holds 172.17.0.8 in `net-b`.
+fn overlapping() -> FakeHost {
+    let mut host = FakeHost::new([
+        subnet(
+            "ovn-default",
+            json!({"cidrBlock": "10.16.0.0/16", "gateway": "10.16.0.1", "default": true}),
+        ),
+        subnet(
+            "spill",
+            json!({"cidrBlock": "10.16.0.0/24", "gateway": "10.16.0.1", "vpc": "vpc-b"}),
+        ),
+        subnet(
+            "net-a",
+            json!({"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1", "provider": "attachnet.default.ovn"}),
+        ),
+        subnet(
+            "net-b",
+            json!({"cidrBlock": "172.17.0.0/24", "gateway": "172.17.0.1", "provider": "attachnet.default.ovn", "vpc": "vpc-b"}),
+        ),
+        crate::k8s::fake::nad(
+            "default",
+            "attachnet",
+            json!({"cniVersion": "0.3.0", "type": "kube-ovn", "provider": "attachnet.default.ovn"}),
+        ),
+        ippool(
+            "pool-b",
+            json!({"subnet": "net-b", "ips": ["172.17.0.9"], "namespaces": ["team-b"]}),
+        ),
+        ippool(
+            "pool-spill",
+            json!({"subnet": "spill", "ips": ["10.16.0.9"], "namespaces": ["team-b"]}),
+        ),
+        ip(
+            "db-0.team-b.attachnet.team-b.ovn",
+            json!({"subnet": "net-b", "ipAddress": "172.17.0.8", "podName": "db-0", "namespace": "team-b"}),
+        ),
+    ]);
+    host.extend([namespace(&[(LOGICAL_SWITCH, "ovn-default,spill")])]);
+    host
+}
+
+#[rstest]
+// The controller may start in either Subnet of the provider (a map walk):
+// net-b hands out team-b's reserved address.
+#[case::attachment_reserved_in_the_other_provider_subnet(
+    &[("k8s.v1.cni.cncf.io/networks", "attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.9")],
+    Err(Denial::forbidden("ip 172.17.0.9 is reserved by ippool pool-b for namespaces team-b".to_string())),
+)]
+#[case::attachment_pool_entry_reserved_in_the_other_provider_subnet(
+    &[("k8s.v1.cni.cncf.io/networks", "attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_pool", "172.17.0.20,172.17.0.9")],
+    Err(Denial::forbidden("ip 172.17.0.9 is reserved by ippool pool-b for namespaces team-b".to_string())),
+)]
+// Without the migration key the IPAM refuses a held address in net-b, and
+// the controller moves on: no second holder, nothing to refuse.
+#[case::attachment_held_in_the_other_provider_subnet_conflict_check_on(
+    &[("k8s.v1.cni.cncf.io/networks", "attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.8")],
+    Ok(()),
+)]
+// With it, net-b's holder would get a second one (AllowLiveMigration).
+#[case::attachment_held_in_the_other_provider_subnet_migration(
+    &[("k8s.v1.cni.cncf.io/networks", "attachnet"), ("attachnet.default.ovn.kubernetes.io/ip_address", "172.17.0.8"), (MIGRATION_JOB, "job")],
+    conflict("172.17.0.8", "db-0.team-b.attachnet.team-b.ovn", "172.17.0.8"),
+)]
+// The primary NIC: `spill` may come first when `ovn-default` shows no free
+// address (getPodDefaultSubnet skips it).
+#[case::primary_reserved_in_a_later_namespace_subnet(
+    &[(IP_ADDRESS, "10.16.0.9")],
+    Err(Denial::forbidden("ip 10.16.0.9 is reserved by ippool pool-spill for namespaces team-b".to_string())),
+)]
+#[case::primary_elsewhere_free(&[(IP_ADDRESS, "10.16.0.10")], Ok(()))]
+// An address outside `spill` lands only in ovn-default.
+#[case::primary_outside_the_overlap(&[(IP_ADDRESS, "10.16.1.9")], Ok(()))]
+fn every_subnet_an_address_may_land_in(
+    #[case] pairs: &[(&str, &str)],
+    #[case] want: Result<(), Denial>,
+) {
+    let host = overlapping();
+    assert_eq!(pod(pairs, &host), want);
+    // The answer does not depend on the order the cluster lists objects in.
+    let reversed = host.reversed();
+    assert_eq!(pod(pairs, &reversed), want);
+}
+
+/// I19 with the controller's precedence (`acquireStaticAddressHelper`): an
+/// `ip_address` is given and the pool never read; a StatefulSet pod takes
+/// only its ordinal's group.
+#[rstest]
+#[case::ip_address_precedes_a_reserved_pool_entry("app-1", &[(IP_ADDRESS, "10.16.0.10"), (IP_POOL, "10.16.0.9,10.16.0.11")], None, Ok(()))]
+#[case::statefulset_ordinal_group_free("db-1", &[(IP_POOL, "10.16.0.9;10.16.0.11")], Some("db"), Ok(()))]
+#[case::statefulset_ordinal_group_reserved("db-0", &[(IP_POOL, "10.16.0.9;10.16.0.11")], Some("db"),
+    Err(Denial::forbidden("ip 10.16.0.9 is reserved by ippool pool-spill for namespaces team-b".to_string())))]
+#[case::any_other_pod_every_group("app-1", &[(IP_POOL, "10.16.0.11;10.16.0.9")], None,
+    Err(Denial::forbidden("ip 10.16.0.9 is reserved by ippool pool-spill for namespaces team-b".to_string())))]
+fn reserved_addresses_the_controller_may_give(
+    #[case] name: &str,
+    #[case] pairs: &[(&str, &str)],
+    #[case] statefulset: Option<&str>,
+    #[case] want: Result<(), Denial>,
+) {
+    let mut pairs = pairs.to_vec();
+    pairs.push((LOGICAL_SWITCH, "spill"));
+    let controller = statefulset.map(|name| Workload {
+        kind: WorkloadKind::StatefulSet,
+        name: name.into(),
+    });
+    assert_eq!(pod_named(name, &pairs, controller, &overlapping()), want);
+}
+
+/// I19 reads a named pool as the controller does, trimmed.
+#[test]
+fn a_pool_name_is_read_trimmed() {
+    let host = overlapping();
+    let claim_annotations = annotations(&[(IP_POOL, " pool-b ")]);
+    let claim = pod_claim("app-1", &claim_annotations, None);
+    let view = host.cluster();
+    let check = Checker::new(&claim, &view, true, &[]);
+    let nic = primary(&claim_annotations);
+    assert_eq!(
+        check.reserved(&nic, None),
+        Err(Denial::forbidden("ippool pool-b is reserved for namespaces team-b".to_string()))
+    );
+}

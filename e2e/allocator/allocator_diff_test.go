@@ -87,6 +87,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/keymutex"
 	kubevirtv1 "kubevirt.io/api/core/v1"
 	"kubevirt.io/client-go/kubecli"
 
@@ -429,6 +430,10 @@ func kopRun(t *testing.T, c *kopCase, k *kopCluster, pod, old *corev1.Pod) (out 
 	ctrl.updateIPQueue = newTypedRateLimitingQueue[string]("UpdateIP", nil)
 	ctrl.updateNpQueue = newTypedRateLimitingQueue[string]("UpdateNp", nil)
 	ctrl.deletingPodObjMap = xsync.NewMap[string, *corev1.Pod]()
+	// The key mutexes the fakes of v1.16 and v1.15 leave nil.
+	ctrl.podKeyMutex = keymutex.NewHashed(0)
+	ctrl.nsKeyMutex = keymutex.NewHashed(0)
+	ctrl.vpcNatGwKeyMutex = keymutex.NewHashed(0)
 	defer func() {
 		for _, q := range []interface{ ShutDown() }{ctrl.addOrUpdatePodQueue, ctrl.deletePodQueue,
 			ctrl.updatePodSecurityQueue, ctrl.addOrUpdateVpcEgressGatewayQueue, ctrl.updateVirtualParentsQueue,

@@ -72,6 +72,10 @@
 ##   controller-oracle [CONTROLLER_ORACLE_FLAGS=--record] *   every pod case on kube-ovn-controller
 ##                                (ORACLE_RELEASE= as for oracle)
 ##   controller-race [RACE_ROUNDS=50] *      two pods asking for one free address at once
+##   allocator-diff KUBE_OVN_SRC=<checkout> [ALLOCATOR_FLAGS=--record]   generated pods on
+##                                kube-ovn-controller's own allocation code (Go, in the checkout), every
+##                                order, against the policy (e2e/tools/allocator_diff.py; local)
+##   allocator-replay             tests/allocator's recorded outcome sets against the policy, no Go
 ##   e2e-kube-ovn *               kube-ovn-controller allocates on e2e-cluster's control plane
 ##                                (KUBE_OVN=<folder>: a release's programs, for every target here)
 ##
@@ -108,7 +112,7 @@ found = $(shell PATH='$(PATH)' command -v $(1) 2>/dev/null)
 	validate-deploy preflight-test shipped-paths lint-workflows clean cluster-bin controller-manager-bin kop-serve e2e-unit \
 	e2e-cluster e2e-cluster-kubewarden e2e-controlplane e2e-controller e2e-audit kinds.json \
 	fidelity oracle oracle-generated stall-check certmanager-bin e2e-certs e2e-kube-ovn \
-	controller-oracle controller-race gojson-bin gojson-diff oci-bin cosign-bin e2e-oci
+	controller-oracle controller-race allocator-diff allocator-replay gojson-bin gojson-diff oci-bin cosign-bin e2e-oci
 
 all: policy.wasm
 
@@ -473,6 +477,25 @@ controller-oracle-run: cluster-bin controller-manager-bin
 RACE_ROUNDS ?= 50
 controller-race-run: cluster-bin
 	nice python3 -m e2e.tools.controller_oracle --race $(RACE_ROUNDS) --wait 3
+
+# kube-ovn-controller's own allocation code as a generative judge: generated
+# pod cases, each run on ALLOCATOR_ORDERS fresh fake controllers inside the
+# Kube-OVN checkout KUBE_OVN_SRC (e2e/allocator/allocator_diff_test.go, copied
+# into its pkg/controller and removed afterwards), held against the policy's
+# answers (e2e/tools/allocator_diff.py). Local only: Go and a checkout fetched by
+# hand; about 10 minutes for 300 cases x 20 orders on 2 cores. ALLOCATOR_FLAGS:
+# --seed N, --record (divergences into tests/allocator/), --cases <dir> ...
+ALLOCATOR_COUNT  ?= 300
+ALLOCATOR_ORDERS ?= 20
+allocator-diff: policy.wasm
+	@test -n "$(KUBE_OVN_SRC)" || { echo "allocator-diff: KUBE_OVN_SRC=<a Kube-OVN checkout> is needed"; exit 2; }
+	nice python3 -m e2e.tools.allocator_diff --src $(KUBE_OVN_SRC) --count $(ALLOCATOR_COUNT) \
+		--orders $(ALLOCATOR_ORDERS) $(ALLOCATOR_FLAGS)
+
+# tests/allocator's recorded outcome sets (allocator-diff --record) held
+# against the policy's answers, without Go or Kube-OVN (scripts/allocator_replay.py).
+allocator-replay: policy.wasm
+	python3 scripts/allocator_replay.py
 
 # The same suite, the policy served by Kubewarden's policy-server; without
 # kwctl and policy-server, one SKIPPED: line and nothing built.

@@ -5,8 +5,8 @@
 //! (I15); and the subnet a pod's primary NIC lands in (I5).
 
 use crate::admission::denial::Denial;
-use crate::checks::static_ip::landing::named_pool;
 use crate::checks::static_ip::MIGRATION_JOB;
+use crate::checks::static_ip::landing::named_pool;
 use crate::checks::static_ip::network::{Nic, annotation};
 use crate::checks::static_ip::owner::{Claim, StatefulSetPod, Subject};
 use crate::checks::static_ip::pools::{Pool, is_pool_name};
@@ -18,7 +18,7 @@ use crate::upstream::go_net::{format_ip, parse_cidr, parse_ip};
 use crate::upstream::go_strconv::go_quote;
 use crate::upstream::kubeovn_ipam::{Addr, RangeList, new_ip_range_list_from};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::rc::Rc;
 
@@ -177,8 +177,7 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// AllowLiveMigration` at :2605, :2640, :2722). Then a second holder is
     /// not refused by the IPAM, so the record alone never settles it (I15).
     fn conflict_check_off(&self, nic: &Nic<'_>) -> bool {
-        nic.provider.is_some()
-            && !annotation(self.claim.annotations, MIGRATION_JOB).is_empty()
+        nic.provider.is_some() && !annotation(self.claim.annotations, MIGRATION_JOB).is_empty()
     }
 
     /// The pod's own IP object for this NIC, when it is in `subnet`:
@@ -366,18 +365,21 @@ impl<'r, 'c> Checker<'r, 'c> {
             return Ok(());
         }
         let reserving = self.reserving(subnet)?;
-        for &address in addresses {
-            if let Some((pool, _)) = reserving
-                .iter()
-                .find(|(_, ranges)| ranges.contains(Addr::from_ip(address)))
-            {
-                return Err(Denial::forbidden(format!(
-                    "ip {} is reserved by ippool {} for namespaces {}",
-                    format_ip(&address),
-                    pool.metadata.name,
-                    pool.spec.namespaces.join(",")
-                )));
-            }
+        if reserving.is_empty() {
+            return Ok(());
+        }
+        let owners = first_reserving(&reserving, addresses);
+        if let Some((address, pool)) = addresses
+            .iter()
+            .zip(owners)
+            .find_map(|(address, owner)| Some((address, &reserving.get(owner?)?.0)))
+        {
+            return Err(Denial::forbidden(format!(
+                "ip {} is reserved by ippool {} for namespaces {}",
+                format_ip(address),
+                pool.metadata.name,
+                pool.spec.namespaces.join(",")
+            )));
         }
         Ok(())
     }
@@ -443,7 +445,7 @@ impl<'r, 'c> Checker<'r, 'c> {
         if !nic.tries.pinned.iter().any(|s| s == subnet) {
             return Ok(());
         }
-        let given = self.given_unchecked(nic);
+        let given: HashSet<IpAddr> = self.given_unchecked(nic).into_iter().collect();
         let addresses: Vec<IpAddr> = addresses
             .iter()
             .filter(|a| given.contains(a))
@@ -525,6 +527,42 @@ impl<'r, 'c> Checker<'r, 'c> {
     }
 }
 
+/// For each address, the first pool (by position in `pools`, name order)
+/// whose ranges hold it, or `None`. The addresses are sorted once, each
+/// pool range finds its addresses by binary search, and an address owned
+/// already is skipped in constant time (a "next unowned" forest), so the
+/// work is the ranges times log of the addresses plus the addresses, never
+/// their product (§4).
+fn first_reserving(pools: &[(IpPool, RangeList)], addresses: &[IpAddr]) -> Vec<Option<usize>> {
+    let mut sorted: Vec<(Addr, usize)> = addresses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (Addr::from_ip(*a), i))
+        .collect();
+    sorted.sort_unstable();
+    let mut owners = vec![None; addresses.len()];
+    // next[j]: the first position at or after j not owned yet (len: none).
+    let mut next: Vec<usize> = (0..=sorted.len()).collect();
+    fn find(next: &mut [usize], mut j: usize) -> usize {
+        while next[j] != j {
+            next[j] = next[next[j]];
+            j = next[j];
+        }
+        j
+    }
+    for (p, (_, ranges)) in pools.iter().enumerate() {
+        for range in ranges.ranges() {
+            let mut j = find(&mut next, sorted.partition_point(|(a, _)| *a < range.start));
+            while j < sorted.len() && sorted[j].0 <= range.end {
+                owners[sorted[j].1] = Some(p);
+                next[j] = j + 1;
+                j = find(&mut next, j + 1);
+            }
+        }
+    }
+    owners
+}
+
 /// I13: the group at a StatefulSet pod's ordinal, or the denial for an
 /// ordinal past the last group, which the pod can never be given.
 fn statefulset_group<'p>(
@@ -597,4 +635,48 @@ fn check_family_uniqueness(value: &str) -> Result<(), Denial> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::net::Ipv4Addr;
+
+    fn pool(name: &str, ips: &[String]) -> (IpPool, RangeList) {
+        let mut pool = IpPool::default();
+        pool.metadata.name = name.to_string();
+        let ranges =
+            new_ip_range_list_from(ips.iter().map(String::as_str)).expect("a pool's ranges");
+        (pool, ranges)
+    }
+
+    proptest! {
+        /// The first pool holding each address, as scanning every pool for
+        /// every address finds it, whatever the overlaps and repeats.
+        #[test]
+        fn first_reserving_is_the_first_pool_that_holds_each_address(
+            pools in prop::collection::vec(prop::collection::vec((0u8..40, 0u8..6), 1..4), 0..8),
+            addresses in prop::collection::vec(0u8..50, 0..30),
+        ) {
+            let at = |n: u8| Ipv4Addr::new(10, 0, 0, n);
+            let pools: Vec<(IpPool, RangeList)> = pools
+                .iter()
+                .enumerate()
+                .map(|(p, ranges)| {
+                    let ips: Vec<String> = ranges
+                        .iter()
+                        .map(|(start, len)| format!("{}..{}", at(*start), at(start + len)))
+                        .collect();
+                    pool(&format!("pool-{p}"), &ips)
+                })
+                .collect();
+            let addresses: Vec<IpAddr> = addresses.iter().map(|n| IpAddr::V4(at(*n))).collect();
+            let brute: Vec<Option<usize>> = addresses
+                .iter()
+                .map(|a| pools.iter().position(|(_, r)| r.contains(Addr::from_ip(*a))))
+                .collect();
+            prop_assert_eq!(first_reserving(&pools, &addresses), brute);
+        }
+    }
 }

@@ -69,71 +69,85 @@ pub fn lands_by(nic: &Nic<'_>) -> Vec<IpAddr> {
         .collect()
 }
 
-/// Every subnet that may receive `address` ([`Tries`]): each pinned one
-/// whose CIDR holds it, and the first listed one that holds it (each listed
-/// one, where any may come first), unless every pinned subnet holds it.
-pub fn receiving(tries: &Tries, address: IpAddr, cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
-    let mut found = Vec::new();
-    let mut every_pinned = !tries.pinned.is_empty();
-    for name in &tries.pinned {
-        if holds(name, address, cluster)? {
-            found.push(name.clone());
-        } else {
-            every_pinned = false;
-        }
-    }
-    if every_pinned {
-        return Ok(found);
-    }
-    for name in &tries.listed {
-        if !found.contains(name) && holds(name, address, cluster)? {
-            found.push(name.clone());
-            if !tries.any_listed_first {
-                break;
-            }
-        }
-    }
-    Ok(found)
-}
-
-/// The subnets other than `own` that `addresses` may land in, each with the
-/// addresses it may receive, in the order first found.
+/// The subnets other than `own` that `addresses` may land in ([`Tries`]),
+/// each with the addresses it may receive, pinned ones first: an address
+/// may land in each pinned subnet whose CIDR holds it, and, unless every
+/// pinned one does, in the first listed one that holds it (in each listed
+/// one that holds it, where any may come first).
+///
+/// Output-sensitive (§4): the addresses are sorted once and each subnet's
+/// blocks find theirs by binary search, so the work is the subnets' blocks
+/// times log of the addresses, plus the pairs found; never every address
+/// against every subnet.
 pub fn elsewhere(
     tries: &Tries,
     own: Option<&str>,
     addresses: &[IpAddr],
     cluster: &dyn Cluster,
 ) -> Result<Vec<(String, Vec<IpAddr>)>, Denial> {
-    let mut found: Vec<(String, Vec<IpAddr>)> = Vec::new();
-    for &address in addresses {
-        for subnet in receiving(tries, address, cluster)? {
-            if Some(subnet.as_str()) == own {
-                continue;
-            }
-            match found.iter_mut().find(|(name, _)| *name == subnet) {
-                Some((_, list)) => list.push(address),
-                None => found.push((subnet, vec![address])),
-            }
-        }
+    let mut sorted: Vec<IpAddr> = addresses.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    if sorted.is_empty() || tries.pinned.len() + tries.listed.len() < 2 {
+        return Ok(Vec::new());
     }
-    Ok(found)
-}
-
-/// Whether the Subnet `name` exists and its CIDR holds `address`.
-fn holds(name: &str, address: IpAddr, cluster: &dyn Cluster) -> Result<bool, Denial> {
-    Ok(cluster.subnet(name)?.is_some_and(|subnet| {
-        subnet
-            .spec
-            .cidr_block
-            .split(',')
-            .filter_map(parse_cidr)
-            .any(|block| block.net.contains(&address))
-    }))
+    // Which sorted addresses each subnet holds.
+    let held = |name: &str| -> Result<Vec<usize>, Denial> {
+        let Some(subnet) = cluster.subnet(name)? else {
+            return Ok(Vec::new());
+        };
+        let mut found: Vec<usize> = Vec::new();
+        for block in subnet.spec.cidr_block.split(',').filter_map(parse_cidr) {
+            let (first, last) = (block.net.network(), block.net.broadcast());
+            let from = sorted.partition_point(|a| *a < first);
+            let to = sorted.partition_point(|a| *a <= last);
+            found.extend(from..to);
+        }
+        found.sort_unstable();
+        found.dedup();
+        Ok(found)
+    };
+    let mut pinned_count = vec![0usize; sorted.len()];
+    let mut receives: Vec<(String, Vec<usize>)> = Vec::new();
+    for name in &tries.pinned {
+        let found = held(name)?;
+        for &i in &found {
+            pinned_count[i] += 1;
+        }
+        receives.push((name.clone(), found));
+    }
+    let reaches_listed: Vec<bool> = pinned_count
+        .iter()
+        .map(|n| tries.pinned.is_empty() || *n < tries.pinned.len())
+        .collect();
+    let mut placed = vec![false; sorted.len()];
+    for name in &tries.listed {
+        if tries.pinned.contains(name) {
+            continue;
+        }
+        let found: Vec<usize> = held(name)?
+            .into_iter()
+            .filter(|&i| reaches_listed[i] && (tries.any_listed_first || !placed[i]))
+            .collect();
+        for &i in &found {
+            placed[i] = true;
+        }
+        receives.push((name.clone(), found));
+    }
+    Ok(receives
+        .into_iter()
+        .filter(|(name, found)| Some(name.as_str()) != own && !found.is_empty())
+        .map(|(name, found)| (name, found.into_iter().map(|i| sorted[i]).collect()))
+        .collect())
 }
 
 /// The primary NIC's [`Tries`]: its `logical_switch` alone; else the subnet
 /// of the IPPool its `ip_pool` names, then the namespace's subnets.
-pub fn primary_tries(claim: &Claim<'_>, nic: &Nic<'_>, cluster: &dyn Cluster) -> Result<Tries, Denial> {
+pub fn primary_tries(
+    claim: &Claim<'_>,
+    nic: &Nic<'_>,
+    cluster: &dyn Cluster,
+) -> Result<Tries, Denial> {
     if let Some(subnet) = &nic.logical_switch {
         return Ok(Tries {
             pinned: vec![subnet.to_string()],
@@ -157,7 +171,10 @@ pub fn primary_tries(claim: &Claim<'_>, nic: &Nic<'_>, cluster: &dyn Cluster) ->
 /// The namespace's `logical_switch` list as an attachment NIC with no
 /// `logical_switch` tries it after its provider's Subnet; none when it names
 /// one (`nsNets` is then that subnet alone, pod.go:2532).
-pub fn attachment_listed(namespace: Option<&str>, cluster: &dyn Cluster) -> Result<Vec<String>, Denial> {
+pub fn attachment_listed(
+    namespace: Option<&str>,
+    cluster: &dyn Cluster,
+) -> Result<Vec<String>, Denial> {
     Ok(match namespace {
         Some(namespace) => cluster
             .namespace(namespace)?

@@ -78,8 +78,8 @@ pub fn now() -> i128 {
         .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
 }
 
-/// `isPodAlive`'s first test (pod.go:166-173): `now.After(deletionTimestamp
-/// + time.Duration(grace) * time.Second)`, where the grace period is set.
+/// `isPodAlive`'s first test (pod.go:166-173), where the grace period is
+/// set: `now.After(deletionTimestamp.Add(time.Duration(grace) * time.Second))`.
 /// Go's `Duration` product wraps at 64 bits, as here. A timestamp that does
 /// not parse (the API server writes RFC 3339) keeps the pod alive.
 fn past_grace(meta: &ObjectMeta, now: i128) -> bool {
@@ -320,7 +320,11 @@ mod tests {
         #[case] grace: Option<i64>,
         #[case] alive: bool,
     ) {
-        let want = if alive { only(&["ovn"]) } else { Allocating::Nothing };
+        let want = if alive {
+            only(&["ovn"])
+        } else {
+            Allocating::Nothing
+        };
         assert_eq!(decide(&deleting(stamp, grace), true), want);
         assert_eq!(decide(&deleting(stamp, grace), false), Allocating::Nothing);
     }

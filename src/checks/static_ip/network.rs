@@ -12,9 +12,10 @@ use crate::upstream::go_strconv::atoi;
 use crate::upstream::kubeovn_util::{Protocol, check_cidrs, check_protocol, cidr_contain_ip};
 use std::borrow::Cow;
 use std::cell::OnceCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::IpAddr;
 use std::ops::Bound;
+use std::rc::Rc;
 
 /// `ovn.kubernetes.io/ip_address`
 pub const IP_ADDRESS: &str = "ovn.kubernetes.io/ip_address";
@@ -196,7 +197,7 @@ pub fn split_items(value: &str) -> Vec<Option<IpAddr>> {
 
 /// Runs every check; `Err` holds upstream's aggregate message.
 pub fn validate(annotations: &BTreeMap<String, String>) -> Result<(), String> {
-    let mut errors: Vec<String> = Vec::new();
+    let mut errors = Errors::default();
     check_ip_families(annotations, &mut errors);
     check_ip_address(annotations, &mut errors);
     if let Some(mac) = non_empty(annotations, MAC_ADDRESS)
@@ -213,7 +214,7 @@ pub fn validate(annotations: &BTreeMap<String, String>) -> Result<(), String> {
             errors.push(format!("{value} is not a valid {key}"));
         }
     }
-    aggregate(errors)
+    errors.aggregate()
 }
 
 fn non_empty<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
@@ -223,65 +224,167 @@ fn non_empty<'a>(annotations: &'a BTreeMap<String, String>, key: &str) -> Option
         .filter(|v| !v.is_empty())
 }
 
-/// `utilerrors.NewAggregate(errs).Error()`: one message alone, several as
-/// `[m1, m2]` with repeated texts dropped.
-fn aggregate(errors: Vec<String>) -> Result<(), String> {
-    // A set, not a scan of what was kept: thousands of bad annotations stay linear.
-    let mut seen = HashSet::new();
-    let unique: Vec<&str> = errors
-        .iter()
-        .map(String::as_str)
-        .filter(|e| seen.insert(*e))
-        .collect();
-    match unique.as_slice() {
-        [] => Ok(()),
-        [only] => Err(only.to_string()),
-        _ => Err(format!("[{}]", unique.join(", "))),
+/// The most messages an aggregate lists (§4); past them, `and %d more`.
+pub const SHOWN: usize = 20;
+
+/// `ValidatePodNetwork`'s errors, collected as `utilerrors.NewAggregate`
+/// keeps them (repeated texts dropped), the first [`SHOWN`] kept and the
+/// rest counted: no request makes a message grow as a product (§4).
+#[derive(Default)]
+struct Errors {
+    shown: Vec<String>,
+    /// Every text pushed, to drop repeats; the family checks' texts past
+    /// [`SHOWN`] are counted without being made ([`Errors::more`]).
+    seen: HashSet<String>,
+    more: usize,
+}
+
+impl Errors {
+    fn push(&mut self, error: String) {
+        if self.seen.contains(&error) {
+            return;
+        }
+        if self.shown.len() < SHOWN {
+            self.shown.push(error.clone());
+        } else {
+            self.more += 1;
+        }
+        self.seen.insert(error);
+    }
+
+    fn full(&self) -> bool {
+        self.shown.len() >= SHOWN
+    }
+
+    /// `utilerrors.NewAggregate(errs).Error()`: one message alone, several
+    /// as `[m1, m2]`; more than [`SHOWN`] as `[m1, …, m20, and N more]`.
+    fn aggregate(self) -> Result<(), String> {
+        match self.shown.as_slice() {
+            [] => Ok(()),
+            [only] if self.more == 0 => Err(only.to_string()),
+            _ if self.more == 0 => Err(format!("[{}]", self.shown.join(", "))),
+            _ => Err(format!(
+                "[{}, and {} more]",
+                self.shown.join(", "),
+                self.more
+            )),
+        }
+    }
+}
+
+/// The address annotations under one `ip_address` key (the key itself, or
+/// `<key>.<suffix>`), in key order, and the distinct items of their values
+/// that are not of each family: scanned once per key per evaluation,
+/// however many `ip_family` keys govern it (§4).
+struct Governed<'a> {
+    entries: Vec<(&'a String, &'a String)>,
+    /// Distinct items that are not IPv4, and not IPv6.
+    not: [HashSet<&'a str>; 2],
+}
+
+impl<'a> Governed<'a> {
+    fn scan(annotations: &'a BTreeMap<String, String>, key: &str) -> Self {
+        let mut entries = Vec::new();
+        let mut not: [HashSet<&'a str>; 2] = Default::default();
+        let from = (Bound::Included(key), Bound::Unbounded);
+        for (address_key, addresses) in annotations.range::<str, _>(from) {
+            let Some(rest) = address_key.strip_prefix(key) else {
+                break;
+            };
+            if !(rest.is_empty() || rest.starts_with('.')) {
+                continue;
+            }
+            entries.push((address_key, addresses));
+            if addresses.is_empty() {
+                continue;
+            }
+            for ip in addresses.split(',') {
+                let protocol = check_protocol(ip);
+                if protocol != Some(Protocol::V4) {
+                    not[0].insert(ip);
+                }
+                if protocol != Some(Protocol::V6) {
+                    not[1].insert(ip);
+                }
+            }
+        }
+        Governed { entries, not }
     }
 }
 
 /// Block A: every `…kubernetes.io/ip_family` must be `ipv4`/`ipv6` and match
 /// the addresses of its NIC.
-fn check_ip_families(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+fn check_ip_families(annotations: &BTreeMap<String, String>, errors: &mut Errors) {
+    let mut governed: HashMap<String, Rc<Governed<'_>>> = HashMap::new();
     for (key, family) in annotations {
         if family.is_empty() || !(key == IP_FAMILY || key.ends_with(FAMILY_SUFFIX)) {
             continue;
         }
         let wanted = match family.as_str() {
-            "ipv4" => Protocol::V4,
-            "ipv6" => Protocol::V6,
+            "ipv4" => 0,
+            "ipv6" => 1,
             _ => {
                 errors.push(format!("{family} is not a valid {key}"));
                 continue;
             }
         };
-        // The keys equal to an address key or under it (`<key>.<suffix>`), in
-        // key order as upstream's scan finds them; a range per address key
-        // keeps this linear in what matches, not in all annotations.
-        let mut matched: Vec<(&String, &String)> = Vec::new();
-        for k in ip_address_keys_for_family(key) {
-            let from = (Bound::Included(k.as_str()), Bound::Unbounded);
-            for (address_key, addresses) in annotations.range::<str, _>(from) {
-                let Some(rest) = address_key.strip_prefix(k.as_str()) else {
-                    break;
+        let scans: Vec<Rc<Governed<'_>>> = ip_address_keys_for_family(key)
+            .into_iter()
+            .map(|k| {
+                governed
+                    .entry(k)
+                    .or_insert_with_key(|k| Rc::new(Governed::scan(annotations, k)))
+                    .clone()
+            })
+            .collect();
+        // How many distinct texts this key gives: its items of the other
+        // family, counted across both keys once.
+        let count = match scans.as_slice() {
+            [one] => one.not[wanted].len(),
+            [a, b] => {
+                let (small, large) = if a.not[wanted].len() <= b.not[wanted].len() {
+                    (a, b)
+                } else {
+                    (b, a)
                 };
-                if rest.is_empty() || rest.starts_with('.') {
-                    matched.push((address_key, addresses));
-                }
+                large.not[wanted].len()
+                    + small.not[wanted]
+                        .iter()
+                        .filter(|ip| !large.not[wanted].contains(*ip))
+                        .count()
             }
+            _ => 0,
+        };
+        if count == 0 {
+            continue;
         }
+        if errors.full() {
+            errors.more += count;
+            continue;
+        }
+        // The texts in upstream's order (address keys in key order, items
+        // in value order) until the list is full; the rest counted.
+        let mut matched: Vec<(&String, &String)> = scans
+            .iter()
+            .flat_map(|g| g.entries.iter().copied())
+            .collect();
         matched.sort_unstable();
         matched.dedup();
-        for (_, addresses) in matched {
+        let mut made: HashSet<&str> = HashSet::new();
+        'entries: for (_, addresses) in matched {
             if addresses.is_empty() {
                 continue;
             }
             for ip in addresses.split(',') {
-                if check_protocol(ip) != Some(wanted) {
+                if scans.iter().any(|g| g.not[wanted].contains(ip)) && made.insert(ip) {
                     errors.push(format!("{ip} does not match {key} {family}"));
+                    if errors.full() {
+                        break 'entries;
+                    }
                 }
             }
         }
+        errors.more += count - made.len();
     }
 }
 
@@ -307,7 +410,7 @@ fn ip_address_keys_for_family(family_key: &str) -> Vec<String> {
 
 /// Block B: each `ip_address` item parses (no trimming) and, with a `cidr`
 /// annotation, lies inside it.
-fn check_ip_address(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+fn check_ip_address(annotations: &BTreeMap<String, String>, errors: &mut Errors) {
     let Some(value) = non_empty(annotations, IP_ADDRESS) else {
         return;
     };
@@ -334,7 +437,7 @@ fn check_ip_address(annotations: &BTreeMap<String, String>, errors: &mut Vec<Str
 /// Block D: an `ip_pool` that is a list (or a single address) has, in each
 /// `;` group, an entry inside the `cidr` annotation; entries are
 /// format-checked up to the first one found.
-fn check_ip_pool(annotations: &BTreeMap<String, String>, errors: &mut Vec<String>) {
+fn check_ip_pool(annotations: &BTreeMap<String, String>, errors: &mut Errors) {
     let Some(pool) = non_empty(annotations, IP_POOL) else {
         return;
     };
@@ -489,5 +592,69 @@ mod tests {
         #[case] want: Option<&str>,
     ) {
         assert_eq!(run(annotations).err().as_deref(), want);
+    }
+
+    /// The texts upstream's loop makes, in key order, before §4's limit:
+    /// every `ip_family` key against every address key it governs.
+    fn product_texts(pairs: &[(String, String)]) -> Vec<String> {
+        let annotations: BTreeMap<String, String> = pairs.iter().cloned().collect();
+        let mut texts = Vec::new();
+        for (key, family) in &annotations {
+            if !key.ends_with(FAMILY_SUFFIX) {
+                continue;
+            }
+            let prefixes = ip_address_keys_for_family(key);
+            for (address_key, addresses) in &annotations {
+                let governed = prefixes.iter().any(|p| {
+                    address_key
+                        .strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+                });
+                for ip in addresses.split(',').filter(|_| governed) {
+                    let text = format!("{ip} does not match {key} {family}");
+                    if !texts.contains(&text) {
+                        texts.push(text);
+                    }
+                }
+            }
+        }
+        texts
+    }
+
+    /// §4: `ip_family` keys that all govern one per-interface address key
+    /// make M × K texts; the message lists the first 20 as upstream's loop
+    /// makes them (in key order) and counts the rest, each distinct text
+    /// once (a repeated address in one key counts once).
+    #[rstest]
+    #[case::one_key_under_the_limit(1, 5)]
+    #[case::product_past_the_limit(7, 6)]
+    #[case::repeats_counted_once(4, 9)]
+    fn ip_family_product_lists_twenty_and_counts_the_rest(#[case] m: usize, #[case] k: usize) {
+        let mut pairs: Vec<(String, String)> = (0..m)
+            .map(|i| {
+                (
+                    format!("n.ns.ovn.x{i}.i0.kubernetes.io/ip_family"),
+                    "ipv6".to_string(),
+                )
+            })
+            .collect();
+        for j in 0..k {
+            // Every third address key repeats an earlier address.
+            let address = format!("10.0.0.{}", if j % 3 == 2 { j - 1 } else { j });
+            pairs.push((format!("n.ns.kubernetes.io/ip_address.i0.{j}"), address));
+        }
+        let texts = product_texts(&pairs);
+        let want = match texts.len() {
+            0 => None,
+            1 => Some(texts[0].clone()),
+            n if n <= SHOWN => Some(format!("[{}]", texts.join(", "))),
+            n => Some(format!(
+                "[{}, and {} more]",
+                texts[..SHOWN].join(", "),
+                n - SHOWN
+            )),
+        };
+        let annotations: BTreeMap<String, String> = pairs.into_iter().collect();
+        assert_eq!(validate(&annotations).err(), want);
     }
 }

@@ -1768,6 +1768,8 @@ fn a_pool_name_is_read_trimmed() {
     let nic = primary(&claim_annotations);
     assert_eq!(
         check.reserved(&nic, None),
-        Err(Denial::forbidden("ippool pool-b is reserved for namespaces team-b".to_string()))
+        Err(Denial::forbidden(
+            "ippool pool-b is reserved for namespaces team-b".to_string()
+        ))
     );
 }

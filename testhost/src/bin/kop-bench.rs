@@ -284,7 +284,41 @@ fn heavy_scenarios(quick: bool) -> Result<Vec<Scenario>, BoxError> {
             });
         }
     }
+    out.push(Scenario {
+        name: "heavy-ip-family",
+        ips,
+        subnets: 1,
+        pools,
+        payload: payload(pod_request(ip_family_product(quick)), json!({}))?,
+        cluster,
+        allowed: false,
+        heavy: true,
+    });
     Ok(out)
+}
+
+/// CONTRACT §4's `ip_family` shape: a 255 KB pod (the API server's limit
+/// is 256 KiB of annotations) of `ip_family` keys that all govern one
+/// per-interface address key (`<nad>.<ns>.ovn.<anything>.<if>` governs
+/// `<nad>.<ns>.kubernetes.io/ip_address.<if>`, `ValidatePodNetwork`) and as
+/// many address keys under it, each of the other family: upstream's check
+/// and message grow as their product. No NIC among them, so the NIC cap
+/// does not refuse it.
+fn ip_family_product(quick: bool) -> Value {
+    let half = if quick { 500 } else { 2_800 };
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("ovn.kubernetes.io/ip_address".into(), json!("10.16.0.5"));
+    for i in 0..half {
+        annotations.insert(
+            format!("n.ns.ovn.x{i}.i0.kubernetes.io/ip_family"),
+            json!("ipv6"),
+        );
+        annotations.insert(
+            format!("n.ns.kubernetes.io/ip_address.i0.{i}"),
+            json!(pod_address(0, i).to_string()),
+        );
+    }
+    Value::Object(annotations)
 }
 
 const MIN_SAMPLES: usize = 15;

@@ -48,8 +48,9 @@ package controller
 //	second_holder  an address of the NIC was already held, in the NIC's subnet, by an IP object
 //	               of another pod (another `<namespace>/<podName>` than the pod's own key; a
 //	               KubeVirt VM's pods share the VM's name, so a VM's own migration is not one)
-//	reserved_pool  an address lies in an IPPool of the NIC's subnet whose spec.namespaces is not
-//	               empty and does not list the pod's namespace
+//	reserved_pool  an address lies in an IPPool whose spec.namespaces is not empty and does not
+//	               list the pod's namespace, the pool being of the NIC's subnet or the one the
+//	               NIC's `<provider>.kubernetes.io/ip_pool` names (trimmed)
 //	foreign_vip    an address is a Vip's whose spec.namespace is set and is not the pod's
 //	panic          the controller panicked (top level only; `why` at the top says where)
 //	error: <text>  handleAddOrUpdatePod returned an error and the run allocated nothing
@@ -304,8 +305,11 @@ func kopFlags(nic *kopNic, pod *corev1.Pod, ownName string, k *kopCluster) {
 				nic.Why = append(nic.Why, fmt.Sprintf("%s held by IP %s (%s/%s)", addr, o.Name, o.Spec.Namespace, o.Spec.PodName))
 			}
 		}
+		named := strings.TrimSpace(pod.Annotations[nic.Provider+".kubernetes.io/ip_pool"])
 		for _, p := range k.ippools {
-			if p.Spec.Subnet != nic.Subnet || len(p.Spec.Namespaces) == 0 {
+			// The pool of the NIC's subnet, or the pool the NIC names: an address taken from a
+			// named pool comes from the pool's subnet whatever subnet the NIC is annotated with.
+			if (p.Spec.Subnet != nic.Subnet && p.Name != named) || len(p.Spec.Namespaces) == 0 {
 				continue
 			}
 			listed := false

@@ -632,8 +632,11 @@ def main(argv=None):
         text = json.dumps(rec, indent=2, ensure_ascii=False) + "\n"
         (DIVERGENCES / f"{c['name']}.json").write_text(text)
         if args.record:
+            # A case recorded at another commit (the pin, a release) keeps that record.
             RECORDED.mkdir(parents=True, exist_ok=True)
-            (RECORDED / f"{c['name']}.json").write_text(text)
+            dest = RECORDED / f"{c['name']}.json"
+            if not dest.exists() or json.loads(dest.read_text()).get("allocator", {}).get("commit") == commit:
+                dest.write_text(text)
     div = counts["false admission"] + counts["false refusal"]
     several = sum(1 for c in cases if len(outcomes.get(c["name"], [])) > 1)
     print(f"allocator-diff: {several} of {len(cases)} cases had more than one outcome over {args.orders} orders")

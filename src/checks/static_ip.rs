@@ -399,16 +399,32 @@ fn validate_nics(
             None => check.pool_name(p.ip_pool)?,
         }
     }
+    // Each attachment lands in the first subnet that may receive its
+    // addresses and takes them (the controller tries the next on the IPAM's
+    // refusal, pod.go:2649-2656): only where none does is it refused, with
+    // the first one's reason.
+    let mut landed: Vec<Option<String>> = Vec::with_capacity(attached.len());
     for nic in &attached {
-        match &nic.logical_switch {
-            Some(subnet) => {
-                check.nic(nic, subnet)?;
-                for (other, addresses) in elsewhere(nic, Some(subnet))? {
-                    check.unchecked_in(nic, &other, &addresses)?;
-                }
+        let Some(subnet) = &nic.logical_switch else {
+            check.pool_ordinal(nic)?;
+            landed.push(None);
+            continue;
+        };
+        let others = elsewhere(nic, Some(subnet))?;
+        let mut chosen = check.nic(nic, subnet).map(|()| subnet.to_string());
+        for (other, _) in &others {
+            if chosen.is_ok() {
+                break;
             }
-            None => check.pool_ordinal(nic)?,
+            if check.nic(nic, other).is_ok() {
+                chosen = Ok(other.clone());
+            }
         }
+        let chosen = chosen?;
+        for (other, addresses) in elsewhere(nic, Some(&chosen))? {
+            check.unchecked_in(nic, &other, &addresses)?;
+        }
+        landed.push(Some(chosen));
     }
     if settings.check_ippool_namespaces() {
         if let Some(p) = &primary {
@@ -417,9 +433,9 @@ fn validate_nics(
                 check.reserved_in(&other, &addresses)?;
             }
         }
-        for nic in &attached {
-            check.reserved(nic, nic.logical_switch.as_deref())?;
-            for (other, addresses) in elsewhere(nic, nic.logical_switch.as_deref())? {
+        for (nic, subnet) in attached.iter().zip(&landed) {
+            check.reserved(nic, subnet.as_deref())?;
+            for (other, addresses) in elsewhere(nic, subnet.as_deref())? {
                 check.reserved_in(&other, &addresses)?;
             }
         }
@@ -433,8 +449,8 @@ fn validate_nics(
     if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {
         check_in_subnet(p, subnet, cluster)?;
     }
-    for nic in &attached {
-        if let Some(subnet) = &nic.logical_switch {
+    for (nic, subnet) in attached.iter().zip(&landed) {
+        if let Some(subnet) = subnet {
             check_in_subnet(nic, subnet, cluster)?;
         }
     }

@@ -376,7 +376,7 @@ fn validate_nics(
             .filter(|nic| scope.checks(nic.provider_name()))
             .collect();
     let mut primary = scope.checks(OVN_PROVIDER).then_some(primary);
-    let primary_subnet = match &mut primary {
+    let mut primary_subnet = match &mut primary {
         Some(p) if !p.ip_address.is_empty() || is_address_pool(p.ip_pool) => {
             p.tries = landing::primary_tries(claim, p, cluster)?;
             Some(landing::landing(
@@ -393,16 +393,28 @@ fn validate_nics(
     let elsewhere = |nic: &Nic<'_>, own: Option<&str>| {
         landing::elsewhere(&nic.tries, own, &check.given(nic), cluster)
     };
+    // Each NIC lands in the first subnet that may receive its addresses and
+    // takes them (the controller tries the next on the IPAM's refusal,
+    // pod.go:2649-2656, 2706-2720): only where none does is it refused,
+    // with the first one's reason.
+    let land = |nic: &Nic<'_>, subnet: &str| -> Result<String, Denial> {
+        let mut chosen = check.nic(nic, subnet).map(|()| subnet.to_string());
+        if chosen.is_err() {
+            for (other, _) in elsewhere(nic, Some(subnet))? {
+                if check.nic(nic, &other).is_ok() {
+                    chosen = Ok(other);
+                    break;
+                }
+            }
+        }
+        chosen
+    };
     if let Some(p) = primary.as_ref().filter(|_| matches!(scope, Scope::Create)) {
         match &primary_subnet {
-            Some(subnet) => check.nic(p, subnet)?,
+            Some(subnet) => primary_subnet = Some(land(p, subnet)?),
             None => check.pool_name(p.ip_pool)?,
         }
     }
-    // Each attachment lands in the first subnet that may receive its
-    // addresses and takes them (the controller tries the next on the IPAM's
-    // refusal, pod.go:2649-2656): only where none does is it refused, with
-    // the first one's reason.
     let mut landed: Vec<Option<String>> = Vec::with_capacity(attached.len());
     for nic in &attached {
         let Some(subnet) = &nic.logical_switch else {
@@ -410,17 +422,7 @@ fn validate_nics(
             landed.push(None);
             continue;
         };
-        let others = elsewhere(nic, Some(subnet))?;
-        let mut chosen = check.nic(nic, subnet).map(|()| subnet.to_string());
-        for (other, _) in &others {
-            if chosen.is_ok() {
-                break;
-            }
-            if check.nic(nic, other).is_ok() {
-                chosen = Ok(other.clone());
-            }
-        }
-        let chosen = chosen?;
+        let chosen = land(nic, subnet)?;
         for (other, addresses) in elsewhere(nic, Some(&chosen))? {
             check.unchecked_in(nic, &other, &addresses)?;
         }
@@ -449,8 +451,11 @@ fn validate_nics(
     if let (Some(p), Some(subnet)) = (&primary, &primary_subnet) {
         check_in_subnet(p, subnet, cluster)?;
     }
+    // Not for a NIC of a selection whose NAD is not Kube-OVN's yet (I20):
+    // nothing allocates it now, and an address outside the subnet of a
+    // later form is only refused by the controller then.
     for (nic, subnet) in attached.iter().zip(&landed) {
-        if let Some(subnet) = subnet {
+        if let Some(subnet) = subnet.as_ref().filter(|_| !nic.hypothetical) {
             check_in_subnet(nic, subnet, cluster)?;
         }
     }

@@ -336,7 +336,9 @@ impl<'r, 'c> Checker<'r, 'c> {
     /// #3260). `subnet` is `None` where the NIC's subnet is not known: only
     /// a pool named is then checked.
     pub fn reserved(&self, nic: &Nic<'_>, subnet: Option<&str>) -> Result<(), Denial> {
-        if is_pool_name(nic.ip_pool) {
+        // A NIC with an `ip_address` is given it and never takes from its
+        // pool (`acquireStaticAddressHelper`, pod.go:2649-2656).
+        if is_pool_name(nic.ip_pool) && nic.ip_address.is_empty() {
             // The name as the controller reads it, `strings.TrimSpace`d
             // (`getPodDefaultSubnet`, pod.go:1987): `" pool-b "` is pool-b.
             if let Some(name) = named_pool(nic.ip_pool)
@@ -348,9 +350,7 @@ impl<'r, 'c> Checker<'r, 'c> {
                     pool.spec.namespaces.join(",")
                 )));
             }
-            if nic.ip_address.is_empty() {
-                return Ok(());
-            }
+            return Ok(());
         }
         let Some(subnet) = subnet else {
             return Ok(());

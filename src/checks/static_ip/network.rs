@@ -59,6 +59,9 @@ pub struct Nic<'a> {
     /// Where the controller may try its addresses besides `logical_switch`
     /// (I5, per address): filled where the NIC was found by a lookup.
     pub tries: Tries,
+    /// A NIC of a selection whose NetworkAttachmentDefinition does not exist
+    /// or is not Kube-OVN's now, in a form it may take (I20).
+    pub hypothetical: bool,
 }
 
 /// Where the controller may try a NIC's addresses (I5, per address): one of
@@ -103,6 +106,7 @@ impl<'a> Nic<'a> {
             logical_switch,
             parsed: Parsed::default(),
             tries: Tries::default(),
+            hypothetical: false,
         }
     }
 }

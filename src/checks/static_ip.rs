@@ -418,7 +418,11 @@ fn validate_nics(
     let mut landed: Vec<Option<String>> = Vec::with_capacity(attached.len());
     for nic in &attached {
         let Some(subnet) = &nic.logical_switch else {
-            check.pool_ordinal(nic)?;
+            // I13's ordinal needs no lookup, but only a selection's NIC is
+            // ever allocated (`getPodKubeovnNets`): the code wins.
+            if nic.selected {
+                check.pool_ordinal(nic)?;
+            }
             landed.push(None);
             continue;
         };

@@ -143,6 +143,7 @@ fn selection_nics<'a>(
         };
         if let Some(mut nic) = nic_of(annotations, entry, provider, first.clone()) {
             nic.hypothetical = kind.is_none();
+            nic.selected = true;
             // I5: where the address lands; only the namespace's list beside
             // the provider's Subnets where no `logical_switch` is named
             // (`nsNets`, pod.go:2532).

@@ -62,6 +62,10 @@ pub struct Nic<'a> {
     /// A NIC of a selection whose NetworkAttachmentDefinition does not exist
     /// or is not Kube-OVN's now, in a form it may take (I20).
     pub hypothetical: bool,
+    /// Found from a network selection (I17), not only from
+    /// `<provider>.kubernetes.io/…` annotations (I7): the controller
+    /// allocates only the NICs of selections (`getPodKubeovnNets`).
+    pub selected: bool,
 }
 
 /// Where the controller may try a NIC's addresses (I5, per address): one of
@@ -107,6 +111,7 @@ impl<'a> Nic<'a> {
             parsed: Parsed::default(),
             tries: Tries::default(),
             hypothetical: false,
+            selected: false,
         }
     }
 }

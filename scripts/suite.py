@@ -32,6 +32,8 @@ STEPS = [
     ("gojson-diff", "upstream/go_json.rs against Go's encoding/json, nadutils and loadNetConf on 100 000 generated inputs"),
     ("host-tests", "the compiled module in our waPC host: every conformance case, sessions, bounds, metadata"),
     ("fidelity", "every case's answer against kube-ovn-webhook's recorded one, docs/differences.md against the records"),
+    ("allocator-replay", "tests/allocator: kube-ovn-controller's own allocation in every order it took, recorded by "
+     "make allocator-diff, held against the policy's answers"),
     ("fuzz-smoke", "every fuzz target from its seeds"),
     ("bench-quick", "every benchmark scenario's answer"),
     ("validate-deploy", "deploy/ against Kubewarden 1.37's schemas and the lookups"),

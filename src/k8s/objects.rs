@@ -25,8 +25,9 @@ pub use nat::{
     OvnEipSpec, OvnRule, OvnRuleSpec, Ready, Toleration, VpcNatGateway, VpcNatGatewaySpec,
 };
 pub use subnet::{
-    BigInt, InUse, NatOutgoingPolicyMatch, NatOutgoingPolicyRule, Subnet, SubnetByName, SubnetSpec,
-    SubnetStatus, U2oFeatures, Using,
+    AvailabilitySpec, AvailabilityStatus, BigInt, InUse, NatOutgoingPolicyMatch,
+    NatOutgoingPolicyRule, Subnet, SubnetAvailability, SubnetByName, SubnetSpec, SubnetStatus,
+    U2oFeatures, Using,
 };
 pub use vip::{PodVip, PodVipMeta, PodVipSpec, Vip, VipSpec, VipStatus};
 pub use vpc::{

@@ -155,7 +155,7 @@ fn selection_nics<'a>(
                 nic.tries = Tries {
                     listed: landing::attachment_listed(namespace, cluster)?,
                     pinned: candidates,
-                    any_listed_first: false,
+                    skippable: Vec::new(),
                 };
             }
             nics.push(nic);

@@ -72,8 +72,8 @@ pub fn lands_by(nic: &Nic<'_>) -> Vec<IpAddr> {
 /// The subnets other than `own` that `addresses` may land in ([`Tries`]),
 /// each with the addresses it may receive, pinned ones first: an address
 /// may land in each pinned subnet whose CIDR holds it, and, unless every
-/// pinned one does, in the first listed one that holds it (in each listed
-/// one that holds it, where any may come first).
+/// pinned one does, in the first listed one that holds it, and each later
+/// one that holds it while those before may be passed over.
 ///
 /// Output-sensitive (§4): the addresses are sorted once and each subnet's
 /// blocks find theirs by binary search, so the work is the subnets' blocks
@@ -120,17 +120,18 @@ pub fn elsewhere(
         .iter()
         .map(|n| tries.pinned.is_empty() || *n < tries.pinned.len())
         .collect();
-    let mut placed = vec![false; sorted.len()];
-    for name in &tries.listed {
+    // Whether a listed subnet that holds an address may still receive it:
+    // every earlier one holding it may be passed over.
+    let mut reach = reaches_listed;
+    for (k, name) in tries.listed.iter().enumerate() {
         if tries.pinned.contains(name) {
             continue;
         }
-        let found: Vec<usize> = held(name)?
-            .into_iter()
-            .filter(|&i| reaches_listed[i] && (tries.any_listed_first || !placed[i]))
-            .collect();
-        for &i in &found {
-            placed[i] = true;
+        let skippable = tries.skippable.get(k).copied().unwrap_or(false);
+        let holds = held(name)?;
+        let found: Vec<usize> = holds.iter().copied().filter(|&i| reach[i]).collect();
+        for i in holds {
+            reach[i] = reach[i] && skippable;
         }
         receives.push((name.clone(), found));
     }
@@ -161,10 +162,21 @@ pub fn primary_tries(
         pinned.push(found.spec.subnet);
     }
     let listed = namespace_subnets(claim, cluster)?;
+    // Only the default is chosen so (no pool's subnet first), and only a
+    // list of more than one subnet can pass one over: no lookup otherwise.
+    let mut skippable = Vec::new();
+    if pinned.is_empty() && listed.len() > 1 {
+        for name in &listed {
+            let shown = cluster.subnet_availability(name)?;
+            // A listed subnet that does not exist stops the controller
+            // (`getPodDefaultSubnet` returns the error): nothing lands.
+            skippable.push(shown.is_none_or(|s| s.shows_none_free()));
+        }
+    }
     Ok(Tries {
-        any_listed_first: pinned.is_empty(),
         pinned,
         listed,
+        skippable,
     })
 }
 

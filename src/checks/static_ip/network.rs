@@ -79,13 +79,15 @@ pub struct Nic<'a> {
 pub struct Tries {
     pub pinned: Vec<String>,
     pub listed: Vec<String>,
-    /// The primary NIC's default is the first listed subnet that
-    /// `getPodDefaultSubnet` does not skip (pod.go:2033-2050): one whose
-    /// status shows no free address is passed over, and that status moves
-    /// between admission and allocation, so any listed subnet may come
-    /// first. Otherwise only the first listed one that holds an address
-    /// receives it.
-    pub any_listed_first: bool,
+    /// For each listed subnet, whether the controller may pass it over: the
+    /// primary NIC's default is the first listed subnet that
+    /// `getPodDefaultSubnet` does not skip, and it skips one whose status
+    /// shows no free address of a family it has (pod.go:2033-2050; unless
+    /// the pod's address is in its `excludeIps`, which is not modelled: a
+    /// superset). Then an address is checked in the first listed subnet
+    /// that holds it and in each later one that holds it while the ones
+    /// before may be passed over. Empty: none is (an attachment's list).
+    pub skippable: Vec<bool>,
 }
 
 /// A NIC's values, parsed on first use.

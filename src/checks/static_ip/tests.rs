@@ -1651,10 +1651,19 @@ fn an_ip_pool_names_a_pool_as_the_controller_reads_it_i5(
 /// overlaps `ovn-default`. `team-b` reserves 172.17.0.9 in `net-b` and
 /// 10.16.0.9 in `spill`; another pod of `team-b` holds 172.17.0.8 in `net-b`.
 fn overlapping() -> FakeHost {
+    overlapping_with(0)
+}
+
+/// [`overlapping`], with `ovn-default`'s status showing `available` free
+/// IPv4 addresses (0: `getPodDefaultSubnet` passes it over).
+fn overlapping_with(available: u64) -> FakeHost {
     let mut host = FakeHost::new([
-        subnet(
-            "ovn-default",
-            json!({"cidrBlock": "10.16.0.0/16", "gateway": "10.16.0.1", "default": true}),
+        with_status(
+            subnet(
+                "ovn-default",
+                json!({"cidrBlock": "10.16.0.0/16", "gateway": "10.16.0.1", "default": true, "protocol": "IPv4"}),
+            ),
+            json!({"v4availableIPs": available}),
         ),
         subnet(
             "spill",
@@ -1719,13 +1728,20 @@ fn overlapping() -> FakeHost {
     Err(Denial::forbidden("ip 10.16.0.9 is reserved by ippool pool-spill for namespaces team-b".to_string())),
 )]
 #[case::primary_elsewhere_free(&[(IP_ADDRESS, "10.16.0.10")], Ok(()))]
+// `ovn-default` shows free addresses: it is the default, and 10.16.0.9
+// lands there, never in `spill`.
+#[case::primary_in_a_namespace_subnet_never_passed_over(&[(IP_ADDRESS, "10.16.0.9"), ("test/available", "10")], Ok(()))]
 // An address outside `spill` lands only in ovn-default.
 #[case::primary_outside_the_overlap(&[(IP_ADDRESS, "10.16.1.9")], Ok(()))]
 fn every_subnet_an_address_may_land_in(
     #[case] pairs: &[(&str, &str)],
     #[case] want: Result<(), Denial>,
 ) {
-    let host = overlapping();
+    let available = pairs
+        .iter()
+        .find(|(k, _)| *k == "test/available")
+        .map_or(0, |(_, v)| v.parse().unwrap_or(0));
+    let host = overlapping_with(available);
     assert_eq!(pod(pairs, &host), want);
     // The answer does not depend on the order the cluster lists objects in.
     let reversed = host.reversed();

@@ -48,6 +48,16 @@ pub const SUBNET_GET_FIELD_MASKS: [&str; 7] = [
     "status.v6usingIPs",
 ];
 
+/// The fields of a namespace's Subnet that `getPodDefaultSubnet` reads to
+/// pass it over (I5): its protocol and the free addresses its status
+/// counts. Read by name, and only where a pod's address may land in more
+/// than one of its namespace's subnets: a watch cache per such Subnet.
+pub const SUBNET_AVAILABLE_FIELD_MASKS: [&str; 3] = [
+    "spec.protocol",
+    "status.v4availableIPs",
+    "status.v6availableIPs",
+];
+
 /// Only `metadata` (which always comes whole): a mask that names no field
 /// outside it drops `spec` and `status`. Every Namespace is listed so
 /// (for its annotations), and every Subnet, for the names that a name taken

@@ -8,9 +8,9 @@ use crate::k8s::cluster::answers::{
 };
 use crate::k8s::cluster::bounds::{
     CRD_FIELD_MASKS, IP_FIELD_MASKS, IPPOOL_LIST_FIELD_MASKS, METADATA_FIELD_MASKS,
-    NAD_FIELD_MASKS, SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS, SUBNET_LABEL, VIP_FIELD_MASKS,
-    VPC_FIELD_MASKS, VPC_REFERRER_FIELD_MASKS, is_fixed_name, label_selector, labelled_field_masks,
-    masks,
+    NAD_FIELD_MASKS, SUBNET_AVAILABLE_FIELD_MASKS, SUBNET_FIELD_MASKS, SUBNET_GET_FIELD_MASKS,
+    SUBNET_LABEL, VIP_FIELD_MASKS, VPC_FIELD_MASKS, VPC_REFERRER_FIELD_MASKS, is_fixed_name,
+    label_selector, labelled_field_masks, masks,
 };
 use crate::k8s::cluster::view::{AddressSet, Cluster, Lookup, LookupError, OvnNatKind};
 use crate::k8s::decode;
@@ -18,7 +18,8 @@ use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::names::{is_dns1123_subdomain, is_label_value};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IpPoolCrd, IptablesEip, IptablesRule, Meta, Namespace,
-    NetworkAttachmentDefinition, PodVip, Service, Subnet, SubnetByName, Vpc, VpcReferrer,
+    NetworkAttachmentDefinition, PodVip, Service, Subnet, SubnetAvailability, SubnetByName, Vpc,
+    VpcReferrer,
 };
 use kubewarden_policy_sdk::host_capabilities::kubernetes::{
     GetResourceRequest, ListAllResourcesRequest,
@@ -89,6 +90,8 @@ pub struct HostCluster<H: Host = Wapc> {
     nads: OnceCell<Lookup<HashMap<(String, String), NetworkAttachmentDefinition>>>,
     /// Subnets by name, as looked up (I15 and I6 read the same one).
     named_subnets: RefCell<HashMap<String, Lookup<Option<Rc<Subnet>>>>>,
+    /// What each namespace Subnet asked about shows free (I5).
+    availability: RefCell<HashMap<String, Lookup<Option<SubnetAvailability>>>>,
     /// IP CRs without the subnet label, shared by every subnet asked about.
     unlabelled_ips: RefCell<Option<Holders>>,
     /// Every IP CR, read where a subnet named does not exist.
@@ -134,6 +137,7 @@ impl<H: Host> HostCluster<H> {
             all_vips: OnceCell::new(),
             nads: OnceCell::new(),
             named_subnets: RefCell::default(),
+            availability: RefCell::default(),
             unlabelled_ips: RefCell::new(None),
             all_ips: RefCell::new(None),
             vpc_subnets: OnceCell::new(),
@@ -697,6 +701,29 @@ impl<H: Host> Cluster for HostCluster<H> {
         }
         let answer = self.subnet_by_name(name).map(|found| found.map(Rc::new));
         self.named_subnets
+            .borrow_mut()
+            .insert(name.to_string(), answer.clone());
+        answer
+    }
+
+    fn subnet_availability(&self, name: &str) -> Result<Option<SubnetAvailability>, LookupError> {
+        if let Some(answer) = self.availability.borrow().get(name) {
+            return answer.clone();
+        }
+        let answer = if self.subnet_exists(name)? {
+            self.list_selected(
+                &kinds::SUBNET,
+                None,
+                Some(format!("metadata.name={name}")),
+                Some(&SUBNET_AVAILABLE_FIELD_MASKS),
+            )
+            .and_then(|raw| decode_list::<SubnetAvailability>(&kinds::SUBNET, &raw))
+            .map(|items| items.into_iter().next())
+            .map_err(|e| LookupError::get(&kinds::SUBNET, name, None, e.why))
+        } else {
+            Ok(None)
+        };
+        self.availability
             .borrow_mut()
             .insert(name.to_string(), answer.clone());
         answer

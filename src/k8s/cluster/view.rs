@@ -5,7 +5,7 @@
 use crate::k8s::kinds::{self, ApiResource};
 use crate::k8s::objects::{
     ConfigMap, Ip, IpPool, IptablesEip, IptablesRule, Namespace, NetworkAttachmentDefinition,
-    PodVip, Service, Subnet, Vpc, VpcReferrer,
+    PodVip, Service, Subnet, SubnetAvailability, Vpc, VpcReferrer,
 };
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -154,6 +154,9 @@ pub trait Cluster {
     /// exist.
     /// Shared: a Subnet's record (I15) can be large, and several checks read it.
     fn subnet(&self, name: &str) -> Result<Option<Rc<Subnet>>, LookupError>;
+    /// What `getPodDefaultSubnet` reads of the Subnet of that name to pass
+    /// it over (I5), `None` when it does not exist.
+    fn subnet_availability(&self, name: &str) -> Result<Option<SubnetAvailability>, LookupError>;
     /// The `kubeovn.io/v1` IP of that name, `None` when it does not exist
     /// (I15: a pod's own, `<pod>.<namespace>[.<provider>]`).
     fn ip(&self, name: &str) -> Result<Option<Ip>, LookupError>;

@@ -38,6 +38,46 @@ impl From<SubnetByName> for Subnet {
     }
 }
 
+/// What `getPodDefaultSubnet` reads of a namespace's subnet to pass it
+/// over (I5; `pkg/controller/pod.go:2033-2050` at 1533681d7a6b): its
+/// protocol and its status's free addresses, read leniently.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct SubnetAvailability {
+    pub spec: AvailabilitySpec,
+    pub status: AvailabilityStatus,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct AvailabilitySpec {
+    pub protocol: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct AvailabilityStatus {
+    #[serde(rename = "v4availableIPs")]
+    pub v4_available: BigInt,
+    #[serde(rename = "v6availableIPs")]
+    pub v6_available: BigInt,
+}
+
+impl SubnetAvailability {
+    /// Whether the status shows no free address of a family the subnet has:
+    /// `Dual` either, `IPv4` and `IPv6` their own; any other protocol is
+    /// never passed over.
+    pub fn shows_none_free(&self) -> bool {
+        let (v4, v6) = (&self.status.v4_available, &self.status.v6_available);
+        match self.spec.protocol.as_str() {
+            "Dual" => v6.is_zero() || v4.is_zero(),
+            "IPv4" => v4.is_zero(),
+            "IPv6" => v6.is_zero(),
+            _ => false,
+        }
+    }
+}
+
 /// I15: what a Subnet's status records in use, per family, as
 /// kube-ovn-controller writes it (`calcSubnetStatusIP`,
 /// `pkg/controller/subnet_status.go` at 1533681d7a6b).

@@ -391,7 +391,7 @@ fn validate_nics(
     let check = Checker::new(claim, cluster, settings.use_subnet_status(), &nics);
     // I5, per address: the other subnets each NIC's addresses may land in.
     let elsewhere = |nic: &Nic<'_>, own: Option<&str>| {
-        landing::elsewhere(&nic.tries, own, &check.given(nic), cluster)
+        landing::elsewhere(&nic.tries, own, &check.given(nic), false, cluster)
     };
     // Each NIC lands in the first subnet that may receive its addresses and
     // takes them (the controller tries the next on the IPAM's refusal,
@@ -400,7 +400,9 @@ fn validate_nics(
     let land = |nic: &Nic<'_>, subnet: &str| -> Result<String, Denial> {
         let mut chosen = check.nic(nic, subnet).map(|()| subnet.to_string());
         if chosen.is_err() {
-            for (other, _) in elsewhere(nic, Some(subnet))? {
+            let refused =
+                landing::elsewhere(&nic.tries, Some(subnet), &check.given(nic), true, cluster)?;
+            for (other, _) in refused {
                 if check.nic(nic, &other).is_ok() {
                     chosen = Ok(other);
                     break;

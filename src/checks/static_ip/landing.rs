@@ -79,10 +79,15 @@ pub fn lands_by(nic: &Nic<'_>) -> Vec<IpAddr> {
 /// blocks find theirs by binary search, so the work is the subnets' blocks
 /// times log of the addresses, plus the pairs found; never every address
 /// against every subnet.
+///
+/// `refused`: the subnets where the address may go because the ones before
+/// refused it (the IPAM's conflict, pod.go:2649-2656): every listed one
+/// that holds it, in order, the ones a NIC tries until it lands.
 pub fn elsewhere(
     tries: &Tries,
     own: Option<&str>,
     addresses: &[IpAddr],
+    refused: bool,
     cluster: &dyn Cluster,
 ) -> Result<Vec<(String, Vec<IpAddr>)>, Denial> {
     let mut sorted: Vec<IpAddr> = addresses.to_vec();
@@ -127,7 +132,7 @@ pub fn elsewhere(
         if tries.pinned.contains(name) {
             continue;
         }
-        let skippable = tries.skippable.get(k).copied().unwrap_or(false);
+        let skippable = refused || tries.skippable.get(k).copied().unwrap_or(false);
         let holds = held(name)?;
         let found: Vec<usize> = holds.iter().copied().filter(|&i| reach[i]).collect();
         for i in holds {

@@ -1645,7 +1645,7 @@ fn an_ip_pool_names_a_pool_as_the_controller_reads_it_i5(
     assert_eq!(landing::named_pool(value), want);
 }
 
-/// I5 per address (CONTRACT, revised 2026-12-07): two Subnets of the
+/// I5 per address (the contract as revised on 2026-12-07): two Subnets of the
 /// attachment's provider with overlapping CIDRs in different Vpcs, `net-a`
 /// and `net-b`; the namespace lists `ovn-default` then `spill`, which
 /// overlaps `ovn-default`. `team-b` reserves 172.17.0.9 in `net-b` and

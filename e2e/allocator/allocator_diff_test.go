@@ -51,7 +51,8 @@ package controller
 //	reserved_pool  an address lies in an IPPool whose spec.namespaces is not empty and does not
 //	               list the pod's namespace, the pool being of the NIC's subnet or the one the
 //	               NIC's `<provider>.kubernetes.io/ip_pool` names (trimmed)
-//	foreign_vip    an address is a Vip's whose spec.namespace is set and is not the pod's
+//	foreign_vip    an address is a Vip's whose spec.namespace is set and is not the pod's, in the
+//	               Vip's subnet (any subnet where the pod names the Vip)
 //	panic          the controller panicked (top level only; `why` at the top says where)
 //	error: <text>  handleAddOrUpdatePod returned an error and the run allocated nothing
 //	nothing        the run allocated nothing and returned no error (not enqueued, not alive,
@@ -290,6 +291,7 @@ func kopFlags(nic *kopNic, pod *corev1.Pod, ownName string, k *kopCluster) {
 		if ip == nil {
 			continue
 		}
+		ownAlready := false // the pod's own IP object held the address before the run
 		for _, o := range k.ips {
 			if o.Spec.Subnet != nic.Subnet || o.DeletionTimestamp != nil {
 				continue
@@ -299,6 +301,9 @@ func kopFlags(nic *kopNic, pod *corev1.Pod, ownName string, k *kopCluster) {
 				if kopSameIP(h, addr) {
 					held = true
 				}
+			}
+			if held && o.Spec.Namespace+"/"+o.Spec.PodName == ownKey {
+				ownAlready = true
 			}
 			if held && o.Spec.Namespace+"/"+o.Spec.PodName != ownKey {
 				nic.Flags = append(nic.Flags, "second_holder")
@@ -331,6 +336,19 @@ func kopFlags(nic *kopNic, pod *corev1.Pod, ownName string, k *kopCluster) {
 		}
 		for _, v := range k.vips {
 			if v.Spec.Namespace == "" || v.Spec.Namespace == pod.Namespace {
+				continue
+			}
+			// The Vip's address in another subnet (another network, maybe
+			// another Vpc) is not the Vip's, unless the pod named the Vip
+			// (ovn.kubernetes.io/vip), which gives a NIC its address in
+			// whatever subnet the NIC is in.
+			named := pod.Annotations["ovn.kubernetes.io/vip"] == v.Name
+			if v.Spec.Subnet != "" && v.Spec.Subnet != nic.Subnet && !named {
+				continue
+			}
+			// An address the pod's own IP object held before the run is the pod's
+			// (a cluster where a Vip shares it was so before the request).
+			if ownAlready && !named {
 				continue
 			}
 			for _, h := range []string{v.Status.V4ip, v.Status.V6ip, v.Spec.V4ip, v.Spec.V6ip} {

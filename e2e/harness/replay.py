@@ -9,6 +9,7 @@ of deploy/: its answer (code, message, Warning headers) is the outcome.
 """
 
 import copy
+import datetime
 import re
 
 from .apiserver import KINDS
@@ -57,6 +58,18 @@ def clean(obj):
     for key in SERVER_SET:
         meta.pop(key, None)
     return obj
+
+
+def still_within_grace(meta):
+    """Whether deletionTimestamp plus deletionGracePeriodSeconds (when set) is still ahead of now."""
+    stamp, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+    if not stamp or grace is None:
+        return False
+    try:
+        deleted = datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return deleted + datetime.timedelta(seconds=grace) > datetime.datetime.now(datetime.timezone.utc)
 
 
 class Refused(Exception):
@@ -194,6 +207,12 @@ class Replayer:
             stored.setdefault("status", {}).update(status)
             stored = self._store(path + "/status", stored, "PUT")
         if old["metadata"].get("deletionTimestamp"):
+            # The API server deletes a pod bound to no Node at once (grace 0): the deletion is past
+            # its grace period as soon as it is made, which replays a case's deletion only where
+            # the case's own deadline has passed too (isPodAlive reads the clock).
+            if still_within_grace(old["metadata"]):
+                raise Refused("the pod's deletion is still within its grace period, which an unbound "
+                              "pod's DELETE (grace 0) cannot give")
             if not stored["metadata"].get("finalizers"):
                 self.api.request("PATCH", path, {"metadata": {"finalizers": ["kube-ovn-policy.e2e/hold"]}},
                                  user=KUBE_OVN_USER, groups=KUBE_OVN_GROUPS,

@@ -10,6 +10,12 @@
 //! Subnet whose `spec.namespaces` lists it, else the default Subnet, else
 //! `ovn-default`. An attachment NIC with no `logical_switch`: its
 //! provider's Subnets, then the namespace's list ([`attachment_landing`]).
+//!
+//! Per address (the contract's I5 as revised): the controller lands each
+//! address on its own, so [`elsewhere`] finds every other Subnet one may
+//! land in ([`Tries`]: a provider's Subnets in any order, a namespace
+//! default that may be passed over, the next subnet after the IPAM's
+//! refusal), where the checks look too.
 
 use crate::admission::denial::Denial;
 use crate::checks::static_ip::network::{LOGICAL_SWITCH, Nic, Tries, annotation};
